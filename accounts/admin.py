@@ -1,0 +1,43 @@
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+
+from accounts.models import ApiKey, User
+
+
+@admin.register(User)
+class UserAdmin(BaseUserAdmin):
+    ordering = ("-date_joined",)
+    list_display = ("email", "is_staff", "is_active", "credits", "date_joined")
+    list_filter = ("is_staff", "is_active", "is_superuser")
+    search_fields = ("email",)
+    readonly_fields = ("date_joined", "last_login")
+    fieldsets = (
+        (None, {"fields": ("email", "password")}),
+        ("Credits", {"fields": ("credits",)}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are issued through the API or `manage.py create_api_key`; here they are seen and revoked."""
+
+    list_display = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__email")
+    list_select_related = ("user",)
+    fields = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")  # never the hash
+    readonly_fields = ("name", "prefix", "user", "created_at", "last_used_at", "revoked_at")
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request, queryset):
+        from django.utils import timezone
+
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} key(s).")

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from accounts.models import ApiKey, User
+from accounts.services import password_problems
+
+
+class RegisterInput(serializers.Serializer):
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(min_length=8, max_length=128, trim_whitespace=False)
+
+    def validate(self, attrs):
+        problems = password_problems(password=attrs["password"], email=attrs["email"])
+        if problems:
+            raise serializers.ValidationError({"password": problems})
+        return attrs
+
+
+class UserSerializer(serializers.ModelSerializer):
+    created_at = serializers.DateTimeField(source="date_joined")
+
+    class Meta:
+        model = User
+        fields = ["id", "email", "is_staff", "credits", "created_at"]
+
+
+class TokenInput(serializers.Serializer):
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(max_length=128, trim_whitespace=False)
+
+
+class RefreshInput(serializers.Serializer):
+    refresh = serializers.CharField(max_length=4096)
+
+
+class TokenPairSerializer(serializers.Serializer):
+    access = serializers.CharField()
+    refresh = serializers.CharField()
+    token_type = serializers.ChoiceField(choices=["Bearer"])
+    expires_in = serializers.IntegerField(help_text="Seconds until the access token expires.")
+
+    @staticmethod
+    def payload(refresh) -> dict:
+        lifetime = settings.SIMPLE_JWT["ACCESS_TOKEN_LIFETIME"]
+        return {
+            "access": str(refresh.access_token),
+            "refresh": str(refresh),
+            "token_type": "Bearer",
+            "expires_in": int(lifetime.total_seconds()),
+        }
+
+
+class ApiKeyInput(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+
+
+class ApiKeySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ApiKey
+        fields = ["id", "name", "prefix", "created_at", "last_used_at"]
+
+
+class IssuedApiKeySerializer(serializers.ModelSerializer):
+    key = serializers.CharField(help_text="The raw key. Shown only in this response; store it now.")
+
+    class Meta:
+        model = ApiKey
+        fields = ["id", "name", "prefix", "key", "created_at"]

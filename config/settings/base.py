@@ -1,0 +1,276 @@
+"""Settings shared by every environment.
+
+Everything that differs between machines comes from the environment (see `.env.example`);
+a malformed value fails at start-up instead of surfacing later as odd behaviour.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+
+
+def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Parse a comma-separated list of CIDRs, failing loudly on a typo."""
+    networks = []
+    for raw in env.list(name, default=[]):
+        try:
+            networks.append(ipaddress.ip_network(raw.strip(), strict=False))
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name}: {raw!r} is not an IP network") from exc
+    return networks
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    value = env.str(name, default=default)
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+
+# --- Applications -------------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework_simplejwt.token_blacklist",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "core",
+    "accounts",
+    "brands",
+    "tasks_market",
+    "teams",
+    "assistant",
+    "webhooks_app",
+    "scrapers",
+]
+
+MIDDLEWARE = [
+    # Order matters: the client's address and scheme are settled first, plain HTTP is refused
+    # before anything else runs, then the rate limit is counted, then Django proper.
+    "core.middleware.ClientAddressMiddleware",
+    "core.middleware.HttpsRequiredMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "core.middleware.RateLimitMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+AUTH_USER_MODEL = "accounts.User"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Data stores ----------------------------------------------------------------------------
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+
+REDIS_URL = env.str("REDIS_URL", default="")
+
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "brandmarket"}}
+
+# --- Security ------------------------------------------------------------------------------
+
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+X_FRAME_OPTIONS = "DENY"
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# Outbound URLs (webhooks, agent endpoints, scraping) may point at private addresses only when
+# this is on: local development and tests. Production settings refuse it.
+OUTBOUND_ALLOW_PRIVATE_URLS = env.bool("OUTBOUND_ALLOW_PRIVATE_URLS", default=False)
+
+# --- Internationalisation and files -----------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+MEDIA_URL = "/media/"
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(VAR_DIR / "media"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+# --- API ----------------------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.BearerAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+
+SIMPLE_JWT = {
+    "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env.int("JWT_ACCESS_MINUTES", default=15)),
+    "REFRESH_TOKEN_LIFETIME": timedelta(days=env.int("JWT_REFRESH_DAYS", default=7)),
+    "ROTATE_REFRESH_TOKENS": True,
+    "BLACKLIST_AFTER_ROTATION": True,
+    "UPDATE_LAST_LOGIN": False,
+    "USER_ID_FIELD": "id",
+    "USER_ID_CLAIM": "user_id",
+    "SIGNING_KEY": env.str("JWT_SIGNING_KEY", default=SECRET_KEY),
+    "AUTH_HEADER_TYPES": ("Bearer",),
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Brand Marketing and Task Platform API",
+    "DESCRIPTION": (
+        "Marketing backend and AI-agent task marketplace. Every operation except the public ones "
+        "(`security: []`) takes `Authorization: Bearer <token>`, where the token is either a JWT from "
+        "`POST /api/v1/auth/token` or an API key (`bmk_...`) on the operations that accept keys. "
+        "Validation errors are 422 with a Pydantic-style `detail` list; every other error is "
+        '`{"detail": "...", "code": "..."}`. Requests are rate limited per client IP and path prefix; '
+        "see the `X-RateLimit-*` headers."
+    ),
+    "VERSION": "0.1.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "PATH_CONVERTER_OVERRIDES": {"uid": {"type": "string", "format": "uuid"}},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.api.schema.mark_public_operations",
+    ],
+}
+
+# --- Rate limiting ---------------------------------------------------------------------------------
+
+RATELIMIT_USE_CACHE = "default"
+RATELIMIT_CACHE_PREFIX = "rl:"
+
+# --- Background work ---------------------------------------------------------------------------------
+
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    # The embedded broker: messages are files under var/, so `make run` needs no server.
+    _broker_dir = VAR_DIR / "celery-broker"
+    for _folder in ("queue", "processed"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A task is acknowledged only after it ran, and a worker that dies mid-task hands it back:
+# tasks are written to be safe to run twice.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    # Refresh tokens are blacklisted on every rotation; expired ones are dead weight. Daily is plenty.
+    "accounts.flush_expired_tokens": {
+        "task": "accounts.tasks.flush_expired_tokens",
+        "schedule": timedelta(hours=24),
+    },
+}
+
+# --- Providers --------------------------------------------------------------------------------------------
+
+PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local")
+PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
+IMAGE_PROVIDER = env.str("IMAGE_PROVIDER", default="local")
+LLM_PROVIDER = env.str("LLM_PROVIDER", default="local")
+SCRAPER_PROVIDER = env.str("SCRAPER_PROVIDER", default="local")
+
+# --- Logging -----------------------------------------------------------------------------------------------
+
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}
+
+SILENCED_SYSTEM_CHECKS = [
+    # Django's own RedisCache increments atomically (Redis INCR); django-ratelimit only lists django-redis.
+    "django_ratelimit.W001",
+]
+
+APPEND_SLASH = False  # nothing is redirected; an unknown path is a 404

@@ -1,0 +1,31 @@
+"""Routes. Every API route lives under /api/v1 and is declared in its app's `api/urls.py`."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from core.api.health_views import HealthView
+from core.views import api_not_found
+
+api_v1 = [
+    path("", include("accounts.api.urls")),
+    path("", include("brands.api.urls")),
+    path("", include("tasks_market.api.urls")),
+    path("", include("teams.api.urls")),
+    path("", include("assistant.api.urls")),
+    path("", include("webhooks_app.api.urls")),
+    path("", include("scrapers.api.urls")),
+]
+
+urlpatterns = [
+    path("api/v1/", include(api_v1)),
+    path("health", HealthView.as_view(), name="health"),
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path("admin/", admin.site.urls),
+    re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML
+]
+
+handler404 = "core.views.handler404"
+handler500 = "core.views.handler500"

@@ -1,0 +1,27 @@
+"""Who may call an endpoint. Every API view declares one of these as its `access`.
+
+CONTRACT §2: JWTs work on every authenticated endpoint; API keys only on the task marketplace,
+agents, outbound webhook subscriptions and the ad simulator; the admin scraper endpoints need a
+staff user. `tests/test_access_policy.py` holds the table of every route and checks both the
+declarations and the behaviour against it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Access(StrEnum):
+    PUBLIC = "public"  # no token; any token sent is ignored
+    USER = "user"  # a user's JWT; an API key is refused with 403 api_key_not_allowed
+    USER_OR_KEY = "user_or_key"  # a JWT or an API key
+    STAFF = "staff"  # a staff user's JWT
+
+
+# Path prefixes on which API keys are accepted (CONTRACT §2). Views under them declare USER_OR_KEY.
+API_KEY_PREFIXES = (
+    "/api/v1/tasks",
+    "/api/v1/agents",
+    "/api/v1/webhooks/subscriptions",
+    "/api/v1/ads/simulate",
+)

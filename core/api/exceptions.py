@@ -1,0 +1,87 @@
+"""The one exception handler: every error leaves the API as CONTRACT §4 says, never as HTML."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from core.api.validation import RequestValidationError, error
+from core.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+_DRF_CODES = {
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "authentication_failed",
+    exceptions.PermissionDenied: "permission_denied",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.ParseError: "parse_error",
+}
+
+
+def error_response(status_code: int, detail: str, code: str, headers: dict | None = None) -> Response:
+    return Response({"detail": detail, "code": code}, status=status_code, headers=headers)
+
+
+def validation_response(errors: list[dict]) -> Response:
+    return Response({"detail": errors}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response:
+    if isinstance(exc, RequestValidationError):
+        return validation_response(exc.errors)
+    if isinstance(exc, DomainError):
+        return error_response(exc.status_code, exc.message, exc.code)
+    if isinstance(exc, Http404):
+        return error_response(404, "Not found.", "not_found")
+    if isinstance(exc, PermissionDenied):
+        return error_response(403, "You do not have permission to perform this action.", "permission_denied")
+    if isinstance(exc, RequestDataTooBig):
+        return error_response(413, "The request body is too large.", "payload_too_large")
+    if isinstance(exc, exceptions.ValidationError):
+        # A serializer validated outside `validate()`: no field metadata, so report what DRF knows.
+        return validation_response(_flatten_drf_errors(exc.detail, ["body"]))
+    if isinstance(exc, exceptions.APIException):
+        headers = {}
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header
+        if getattr(exc, "wait", None):
+            headers["Retry-After"] = str(int(exc.wait))
+        code = _code_for(exc)
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.default_detail)
+        return error_response(exc.status_code, str(detail), code, headers)
+    view = context.get("view")
+    logger.exception("Unhandled error in %s", type(view).__name__ if view else "API view", exc_info=exc)
+    return error_response(500, "The server failed to process the request.", "server_error")
+
+
+def _code_for(exc: exceptions.APIException) -> str:
+    detail_code = getattr(exc.detail, "code", None)
+    for exc_type, code in _DRF_CODES.items():
+        if isinstance(exc, exc_type):
+            return detail_code if detail_code and detail_code != exc.default_code else code
+    return detail_code or exc.default_code
+
+
+def _flatten_drf_errors(detail, loc) -> list[dict]:
+    out: list[dict] = []
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            out.extend(_flatten_drf_errors(value, loc if key == "non_field_errors" else [*loc, key]))
+    elif isinstance(detail, list):
+        for item in detail:
+            out.extend(_flatten_drf_errors(item, loc))
+    else:
+        message = str(detail)
+        if getattr(detail, "code", None) == "required":
+            out.append(error("missing", loc, "Field required"))
+        else:
+            out.append(error("value_error", loc, f"Value error, {message}", ctx={"error": message}))
+    return out

@@ -1,0 +1,43 @@
+"""JSON body parsing whose failures speak the 422 contract (`json_invalid` at a character offset)."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from rest_framework import parsers
+
+from core.api.validation import RequestValidationError, error
+from core.errors import PayloadTooLarge
+
+
+class JSONParser(parsers.JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        parser_context = parser_context or {}
+        encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
+        # DRF reads the request as a stream, which bypasses Django's DATA_UPLOAD_MAX_MEMORY_SIZE check.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raw = b"" if stream is None else stream.read() if limit is None else stream.read(limit + 1)
+        if limit is not None and len(raw) > limit:
+            raise PayloadTooLarge()
+        if not raw.strip():
+            return {}  # no body: every required field is then reported as missing
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise RequestValidationError(
+                [error("json_invalid", ["body", exc.start], "JSON decode error", {}, {"error": "Invalid UTF-8"})]
+            ) from exc
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except ValueError as exc:
+            position = getattr(exc, "pos", 0)
+            reason = getattr(exc, "msg", str(exc))
+            raise RequestValidationError(
+                [error("json_invalid", ["body", position], "JSON decode error", {}, {"error": reason})]
+            ) from exc
+
+
+def _reject_constant(name: str):
+    # NaN and Infinity are not JSON; Python's parser accepts them unless told otherwise.
+    raise ValueError(f"Expecting value: {name} is not valid JSON")

@@ -1,0 +1,104 @@
+"""OpenAPI generation: the error responses and rate-limit headers every operation shares."""
+
+from __future__ import annotations
+
+from drf_spectacular import openapi
+from drf_spectacular.utils import OpenApiResponse
+
+from core.access import Access
+
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+VALIDATION_ERROR_REF = {"$ref": "#/components/schemas/HTTPValidationError"}
+
+ERROR_COMPONENTS = {
+    "Error": {
+        "type": "object",
+        "description": "Every error other than a validation error.",
+        "properties": {
+            "detail": {"type": "string", "description": "A sentence for humans."},
+            "code": {"type": "string", "description": "A stable snake_case code for programs."},
+        },
+        "required": ["detail", "code"],
+    },
+    "ValidationErrorItem": {
+        "type": "object",
+        "properties": {
+            "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+            "msg": {"type": "string"},
+            "type": {"type": "string"},
+            "input": {},
+            "ctx": {"type": "object"},
+        },
+        "required": ["loc", "msg", "type"],
+    },
+    "HTTPValidationError": {
+        "type": "object",
+        "properties": {"detail": {"type": "array", "items": {"$ref": "#/components/schemas/ValidationErrorItem"}}},
+    },
+}
+
+_RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": {"schema": {"type": "integer"}, "description": "Cap per window for this path."},
+    "X-RateLimit-Remaining": {"schema": {"type": "integer"}, "description": "Requests left in this window."},
+    "X-RateLimit-Reset": {"schema": {"type": "integer"}, "description": "Unix time when the window resets."},
+}
+_RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds until the window resets."}}
+
+
+def error_response(description: str) -> OpenApiResponse:
+    """For `@extend_schema(responses={409: error_response("...")})` on views."""
+    return OpenApiResponse(response=ERROR_REF, description=description)
+
+
+class AutoSchema(openapi.AutoSchema):
+    def _access(self) -> Access | None:
+        return getattr(self.view, "access", None)
+
+    def _is_rate_limited(self) -> bool:
+        return not self.path.startswith("/health")
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        access = self._access()
+        standard = {}
+        if access is not None and access is not Access.PUBLIC:
+            standard["401"] = ("Missing, invalid, expired or revoked credentials.", ERROR_REF)
+            standard["403"] = ("The credentials may not be used here (API key or staff rules).", ERROR_REF)
+        if "{" in self.path:
+            standard["404"] = ("No such object, or not yours.", ERROR_REF)
+        standard["422"] = ("Validation error.", VALIDATION_ERROR_REF)
+        standard["429"] = ("Rate limit exceeded. Try again later.", ERROR_REF)
+        for code, (description, ref) in standard.items():
+            if code not in responses:
+                responses[code] = {
+                    "description": description,
+                    "content": {"application/json": {"schema": ref}},
+                    **self._headers_block(code),
+                }
+        return responses
+
+    def _headers_block(self, code: str) -> dict:
+        headers = self._get_response_headers_for_code(code)
+        return {"headers": headers} if headers else {}
+
+    def _get_response_headers_for_code(self, status_code, direction="response"):
+        headers = super()._get_response_headers_for_code(status_code, direction)
+        if self._is_rate_limited():
+            headers = {**_RATE_LIMIT_HEADERS, **headers}
+            if str(status_code) == "429":
+                headers = {**headers, **_RETRY_AFTER}
+        return headers
+
+
+def mark_public_operations(result, generator, request, public):
+    """Public operations say so explicitly with `security: []`; the rest require the bearer scheme."""
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            if not isinstance(operation, dict):
+                continue
+            security = operation.get("security")
+            if not security or security == [{}]:
+                operation["security"] = []
+    components = result.setdefault("components", {})
+    components.setdefault("schemas", {}).update(ERROR_COMPONENTS)
+    return result

@@ -1,0 +1,50 @@
+"""Real checks of what the service needs: database, cache and broker."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from django.core.cache import cache
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+
+
+def check_database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def check_cache() -> None:
+    key, value = f"health:{uuid.uuid4().hex}", uuid.uuid4().hex
+    cache.set(key, value, 10)
+    try:
+        if cache.get(key) != value:
+            raise RuntimeError("cache did not return what was written")
+    finally:
+        cache.delete(key)
+
+
+def check_broker() -> None:
+    from config.celery_app import app
+
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
+
+
+CHECKS = {"database": check_database, "cache": check_cache, "broker": check_broker}
+
+
+def run_checks() -> dict[str, str]:
+    results = {}
+    for name, check in CHECKS.items():
+        try:
+            check()
+        except Exception as exc:
+            logger.warning("health check %s failed: %s", name, exc)
+            results[name] = f"error: {type(exc).__name__}"
+        else:
+            results[name] = "ok"
+    return results

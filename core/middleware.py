@@ -1,0 +1,59 @@
+"""Cross-cutting request handling that must happen before any view runs."""
+
+from __future__ import annotations
+
+from django.http import JsonResponse
+
+from core import ratelimit
+from core.clientaddr import client_ip, is_trusted
+
+
+class ClientAddressMiddleware:
+    """Settle the client's IP and scheme, believing forwarded headers only from TRUSTED_PROXIES."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        peer = request.META.get("REMOTE_ADDR", "")
+        request.client_ip = client_ip(peer, request.META.get("HTTP_X_FORWARDED_FOR"))
+        forwarded_proto = request.META.get("HTTP_X_FORWARDED_PROTO")
+        if forwarded_proto and is_trusted(peer):
+            request.META["wsgi.url_scheme"] = "https" if forwarded_proto.split(",")[-1].strip() == "https" else "http"
+        return self.get_response(request)
+
+
+class HttpsRequiredMiddleware:
+    """Refuse anything that did not arrive over TLS; nothing is redirected (CONTRACT §3)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not request.is_secure():
+            return JsonResponse({"detail": "HTTPS is required.", "code": "https_required"}, status=403)
+        return self.get_response(request)
+
+
+class RateLimitMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        classified = ratelimit.classify(request.method, request.path_info)
+        if classified is None:
+            return self.get_response(request)
+        bucket, rule = classified
+        usage = ratelimit.hit(request, bucket, rule, request.client_ip)
+        if usage is None:
+            return self.get_response(request)
+        if usage.limited:
+            response = JsonResponse(
+                {"detail": "Rate limit exceeded. Try again later.", "code": "rate_limited"}, status=429
+            )
+            response["Retry-After"] = str(usage.retry_after)
+        else:
+            response = self.get_response(request)
+        for name, value in usage.headers().items():
+            response[name] = value
+        return response

@@ -1,0 +1,153 @@
+"""Rate limiting per (client IP, path prefix), CONTRACT §5, counted by django-ratelimit.
+
+The counters live in the shared cache (Redis in production), so the cap holds across any number
+of web processes. Windows are fixed; django-ratelimit staggers their edges per key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django_ratelimit.core import get_usage
+
+logger = logging.getLogger(__name__)
+
+MINUTE = 60
+HOUR = 3600
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    limit: int
+    period: int  # seconds
+
+    @property
+    def rate(self) -> str:
+        return f"{self.limit}/{self.period}s"
+
+
+RULES: dict[str, Rule] = {
+    rule.name: rule
+    for rule in (
+        Rule("default", 300, MINUTE),
+        Rule("tasks_create", 60, MINUTE),
+        Rule("tasks", 300, MINUTE),
+        Rule("webhooks", 100, MINUTE),
+        Rule("brief_generate", 10, HOUR),
+        Rule("brief_suggestions", 60, HOUR),
+        Rule("signature_tagline", 10, HOUR),
+        Rule("signature_scrape_website", 5, HOUR),
+    )
+}
+
+# Exact paths with a rule of their own (any method).
+_EXACT = {
+    "/api/v1/brief/generate": "brief_generate",
+    "/api/v1/brief/suggestions": "brief_suggestions",
+    "/api/v1/signature/tagline": "signature_tagline",
+    "/api/v1/signature/scrape-website": "signature_scrape_website",
+}
+# Top-level prefixes with a rule of their own.
+_PREFIX = {"/api/v1/tasks": "tasks", "/api/v1/webhooks": "webhooks"}
+
+_EXEMPT_EXACT = {"/health", "/docs", "/redoc", "/openapi.json"}
+_EXEMPT_PREFIXES = ("/docs/", "/redoc/")
+
+
+def classify(method: str, path: str) -> tuple[str, Rule] | None:
+    """The (bucket, rule) a request counts against, or None when it is exempt."""
+    if method == "OPTIONS" or path in _EXEMPT_EXACT or path.startswith((*_EXEMPT_PREFIXES, settings.STATIC_URL)):
+        return None
+    trimmed = path.rstrip("/") or "/"
+    if method == "POST" and trimmed == "/api/v1/tasks":
+        return "POST /api/v1/tasks", RULES["tasks_create"]
+    if trimmed in _EXACT:
+        return trimmed, RULES[_EXACT[trimmed]]
+    if path.startswith("/api/v1/"):
+        first = path[len("/api/v1/") :].split("/", 1)[0]
+        prefix = f"/api/v1/{first}"
+    else:
+        prefix = "/" + path.lstrip("/").split("/", 1)[0]
+    return prefix, RULES[_PREFIX.get(prefix, "default")]
+
+
+@dataclass(frozen=True)
+class Usage:
+    limit: int
+    remaining: int
+    reset: int  # Unix seconds
+    limited: bool
+
+    @property
+    def retry_after(self) -> int:
+        return max(1, math.ceil(self.reset - time.time()))
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset),
+        }
+
+
+def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
+    """Count one request. Returns None when the counter store is unreachable (fail open)."""
+    limit = override_limit(ip, rule.name) or rule.limit
+    rate = f"{limit}/{rule.period}s"
+    try:
+        usage = get_usage(request, group=bucket, key=lambda group, req: ip, rate=rate, increment=True)
+    except Exception:  # the cache is down: serve rather than refuse everyone
+        logger.warning("rate limit counter unavailable; request not counted", exc_info=True)
+        return None
+    if usage is None or usage["time_left"] < 0:
+        logger.warning("rate limit counter unavailable; request not counted")
+        return None
+    count = usage["count"]
+    return Usage(
+        limit=limit,
+        remaining=max(0, limit - count),
+        reset=int(time.time()) + max(0, usage["time_left"]),
+        limited=count > limit,
+    )
+
+
+# --- Overrides staff record in the admin ------------------------------------------------------------
+
+OVERRIDES_CACHE_KEY = "ratelimit:overrides"
+OVERRIDES_TTL = 300
+
+
+def _overrides() -> list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str, int]]:
+    rows = cache.get(OVERRIDES_CACHE_KEY)
+    if rows is None:
+        from core.models import RateLimitOverride
+
+        rows = list(RateLimitOverride.objects.values_list("network", "rule", "limit"))
+        cache.set(OVERRIDES_CACHE_KEY, rows, OVERRIDES_TTL)
+    return [(ipaddress.ip_network(net, strict=False), rule, limit) for net, rule, limit in rows]
+
+
+def override_limit(ip: str, rule_name: str) -> int | None:
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return None
+    best = None
+    for network, rule, limit in _overrides():
+        if rule in (rule_name, "*") and address.version == network.version and address in network:
+            # The most specific network wins; a rule-specific row beats "*" on the same network.
+            rank = (network.prefixlen, rule != "*")
+            if best is None or rank > best[0]:
+                best = (rank, limit)
+    return best[1] if best else None
+
+
+def forget_overrides() -> None:
+    cache.delete(OVERRIDES_CACHE_KEY)

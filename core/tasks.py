@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from celery import shared_task
+from django.core.cache import cache
+
+
+@shared_task(name="core.tasks.ping")
+def ping(token: str) -> str:
+    """Diagnostics: proves a worker consumes from the broker and reaches the cache.
+
+    `celery -A config call core.tasks.ping --args='["x"]'`, then look for `ping:x` in the cache.
+    """
+    cache.set(f"ping:{token}", "pong", 300)
+    return "pong"

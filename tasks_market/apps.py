@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class TasksMarketConfig(AppConfig):
+    name = "tasks_market"

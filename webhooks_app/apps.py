@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class WebhooksAppConfig(AppConfig):
+    name = "webhooks_app"
