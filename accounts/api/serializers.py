@@ -14,7 +14,7 @@ class RegisterInput(serializers.Serializer):
     def validate(self, attrs):
         problems = password_problems(password=attrs["password"], email=attrs["email"])
         if problems:
-            raise serializers.ValidationError({"password": problems})
+            raise serializers.ValidationError({"password": problems}, code="password_rejected")
         return attrs
 
 
@@ -62,9 +62,11 @@ class ApiKeySerializer(serializers.ModelSerializer):
         fields = ["id", "name", "prefix", "created_at", "last_used_at"]
 
 
-class IssuedApiKeySerializer(serializers.ModelSerializer):
-    key = serializers.CharField(help_text="The raw key. Shown only in this response; store it now.")
+class IssuedApiKeySerializer(serializers.Serializer):
+    """Renders an `IssuedKey`: the stored key plus the raw key, which exists only in this response."""
 
-    class Meta:
-        model = ApiKey
-        fields = ["id", "name", "prefix", "key", "created_at"]
+    id = serializers.UUIDField(source="api_key.id")
+    name = serializers.CharField(source="api_key.name")
+    prefix = serializers.CharField(source="api_key.prefix")
+    key = serializers.CharField(source="raw", help_text="The raw key. Shown only in this response; store it now.")
+    created_at = serializers.DateTimeField(source="api_key.created_at")

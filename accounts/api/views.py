@@ -108,8 +108,7 @@ class ApiKeyListView(ApiView):
     def post(self, request):
         data = self.body(ApiKeyInput)
         issued = api_key_create(user=request.user, name=data["name"])
-        payload = {**IssuedApiKeySerializer(issued.api_key).data, "key": issued.raw}
-        return Response(payload, status=status.HTTP_201_CREATED)
+        return Response(IssuedApiKeySerializer(issued).data, status=status.HTTP_201_CREATED)
 
 
 class ApiKeyDetailView(ApiView):

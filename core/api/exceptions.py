@@ -14,17 +14,6 @@ from core.errors import DomainError
 
 logger = logging.getLogger(__name__)
 
-_DRF_CODES = {
-    exceptions.NotAuthenticated: "not_authenticated",
-    exceptions.AuthenticationFailed: "authentication_failed",
-    exceptions.PermissionDenied: "permission_denied",
-    exceptions.NotFound: "not_found",
-    exceptions.MethodNotAllowed: "method_not_allowed",
-    exceptions.NotAcceptable: "not_acceptable",
-    exceptions.UnsupportedMediaType: "unsupported_media_type",
-    exceptions.ParseError: "parse_error",
-}
-
 
 def error_response(status_code: int, detail: str, code: str, headers: dict | None = None) -> Response:
     return Response({"detail": detail, "code": code}, status=status_code, headers=headers)
@@ -63,11 +52,8 @@ def exception_handler(exc: Exception, context: dict) -> Response:
 
 
 def _code_for(exc: exceptions.APIException) -> str:
-    detail_code = getattr(exc.detail, "code", None)
-    for exc_type, code in _DRF_CODES.items():
-        if isinstance(exc, exc_type):
-            return detail_code if detail_code and detail_code != exc.default_code else code
-    return detail_code or exc.default_code
+    # DRF's default codes are already the contract's (not_authenticated, permission_denied, ...).
+    return getattr(exc.detail, "code", None) or exc.default_code
 
 
 def _flatten_drf_errors(detail, loc) -> list[dict]:

@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 class PageQuery(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
-    offset = serializers.IntegerField(min_value=0, default=0)
+    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
 
 def page(queryset: QuerySet, *, limit: int, offset: int) -> tuple[list, int, bool]:

@@ -4,6 +4,9 @@ Input is parsed with ordinary DRF serializers. When one is invalid, its errors a
 here, field by field, into Pydantic's error types, message templates and `ctx`, with `loc`
 starting at "body", "query" or "path". The translation reads the serializer's own fields for the
 limits that go into `ctx`, so a field declared once gives both the check and the message.
+
+Rules of our own (in `validate_<field>` or `validate`) raise `ValidationError(msg, code="<rule>")`
+with a code other than DRF's "invalid"; they come out as Pydantic's `value_error`.
 """
 
 from __future__ import annotations

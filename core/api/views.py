@@ -34,6 +34,10 @@ class ApiView(APIView):
             if access is Access.PUBLIC:
                 cls.authentication_classes = ()
 
+    def get_authenticate_header(self, request: Request) -> str:
+        # Public views run no authenticators, and DRF would then turn a 401 into a 403.
+        return "Bearer"
+
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
         bad = [uuid_error(str(v), ["path", k]) for k, v in kwargs.items() if isinstance(v, InvalidUUID)]

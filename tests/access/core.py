@@ -1,0 +1,5 @@
+from core.access import Access
+
+ROUTES = {
+    "GET /health": Access.PUBLIC,
+}

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from accounts.models import User
+from tests.conftest import client_with_token
+from tests.probe_urls import PROBE
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.probe_urls")]
+
+
+def test_create_user_and_api_key():
+    call_command(
+        "create_user",
+        "Ops@Example.com",
+        "--password",
+        "correct horse battery",
+        "--staff",
+        "--credits",
+        "7",
+        stdout=StringIO(),
+    )
+    out = StringIO()
+    call_command("create_api_key", "ops@example.com", "--name", "deploy", stdout=out)
+
+    user = User.objects.get(email="ops@example.com")
+    assert user.is_staff and user.credits == 7
+    raw = out.getvalue().strip().splitlines()[-1]
+    assert client_with_token(raw).get(PROBE).status_code == 200
+
+
+def test_create_user_refuses_a_duplicate_and_a_weak_password(alice):
+    with pytest.raises(CommandError, match="already exists"):
+        call_command("create_user", "alice@example.com", "--password", "correct horse battery")
+    with pytest.raises(CommandError, match="Password refused"):
+        call_command("create_user", "new@example.com", "--password", "123")
+
+
+def test_create_api_key_for_unknown_user():
+    with pytest.raises(CommandError, match="No user"):
+        call_command("create_api_key", "ghost@example.com")
+
+
+def test_ensure_demo_user_is_idempotent_and_keeps_one_live_key():
+    first, second = StringIO(), StringIO()
+    call_command("ensure_demo_user", stdout=first)
+    call_command("ensure_demo_user", stdout=second)
+
+    user = User.objects.get(email="demo@example.com")
+    assert user.api_keys.active().count() == 1
+    new_key = second.getvalue().split("API key:")[1].strip()
+    old_key = first.getvalue().split("API key:")[1].strip()
+    assert client_with_token(new_key).get(PROBE).status_code == 200
+    assert client_with_token(old_key).get(PROBE).status_code == 401

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from openapi_spec_validator import validate
+
+from tests.routes import api_routes
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def schema(api):
+    response = api.get("/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def _operations(schema):
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            if method in {"get", "post", "put", "patch", "delete"}:
+                yield method, path, operation
+
+
+def test_schema_is_a_valid_openapi_3_1_document(schema):
+    assert schema["openapi"] == "3.1.0"
+    assert schema["info"]["title"] == "Brand Marketing and Task Platform API"
+    assert schema["info"]["version"] == "0.1.0"
+    validate(schema)
+
+
+def test_bearer_scheme_is_declared(schema):
+    assert schema["components"]["securitySchemes"]["bearerAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": schema["components"]["securitySchemes"]["bearerAuth"]["description"],
+    }
+
+
+def test_every_route_is_in_the_schema():
+    from django.test import Client
+
+    schema = Client().get("/openapi.json", secure=True).json()
+    documented = {f"{method.upper()} {path}" for method, path, _ in _operations(schema)}
+
+    assert sorted(set(api_routes()) - documented) == []
+
+
+def test_every_operation_documents_422_and_429(schema):
+    for method, path, operation in _operations(schema):
+        assert "422" in operation["responses"], f"{method} {path}"
+        assert "429" in operation["responses"], f"{method} {path}"
+        assert "Retry-After" in operation["responses"]["429"].get("headers", {}) or path == "/health"
+
+
+def test_public_operations_say_security_empty_and_others_require_bearer(schema):
+    public = {"/api/v1/auth/register", "/api/v1/auth/token", "/api/v1/auth/token/refresh", "/health"}
+    for method, path, operation in _operations(schema):
+        if path in public:
+            assert operation["security"] == [], f"{method} {path}"
+        elif not path.startswith(("/api/v1/brief", "/api/v1/signature", "/api/v1/webhooks/payments")):
+            assert operation["security"] == [{"bearerAuth": []}], f"{method} {path}"
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_docs_load_only_local_assets(api, page):
+    response = api.get(page)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    urls = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html)
+    assert urls, "the page references its assets"
+    assert [u for u in urls if re.match(r"^(https?:)?//", u)] == []
+    for asset in (u for u in urls if u.startswith("/static/")):
+        assert api.get(asset).status_code == 200, asset
