@@ -9,8 +9,8 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import ApiKey, User
 from tests.conftest import client_with_token
-from tests.probe_urls import PROBE
 from tests.factories import DEFAULT_PASSWORD
+from tests.probe_urls import PROBE
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.probe_urls")]
 
