@@ -1,7 +1,9 @@
 """Routes. Every API route lives under /api/v1 and is declared in its app's `api/urls.py`."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from core.api.health_views import HealthView
@@ -24,6 +26,8 @@ urlpatterns = [
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     path("admin/", admin.site.urls),
+    # Generated media (e.g. images). In production the proxy or object storage serves MEDIA_URL.
+    re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML
 ]
 
