@@ -75,3 +75,11 @@ def test_docs_load_only_local_assets(api, page):
     assert [u for u in urls if re.match(r"^(https?:)?//", u)] == []
     for asset in (u for u in urls if u.startswith("/static/")):
         assert api.get(asset).status_code == 200, asset
+
+
+def test_swagger_ui_does_not_call_the_outside_validator(api):
+    html = api.get("/docs").content.decode()
+    script_urls = re.findall(r"""src\s*=\s*["']([^"']+swagger-ui-init[^"']*)["']""", html)
+    init = api.get(script_urls[0]).content.decode() if script_urls else html
+
+    assert '"validatorUrl": null' in init
