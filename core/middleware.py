@@ -2,10 +2,38 @@
 
 from __future__ import annotations
 
+import re
+import uuid
+
 from django.http import JsonResponse
 
 from core import ratelimit
 from core.clientaddr import client_ip, is_trusted
+from core.logging import request_id_var
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class RequestIdMiddleware:
+    """Give every request an id: log lines carry it, and so does the `X-Request-ID` response header.
+
+    An id sent by a trusted proxy is kept, so one id follows the request through the whole stack.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        incoming = request.META.get("HTTP_X_REQUEST_ID", "")
+        trusted = incoming and _REQUEST_ID.match(incoming) and is_trusted(request.META.get("REMOTE_ADDR", ""))
+        request.request_id = incoming if trusted else uuid.uuid4().hex
+        token = request_id_var.set(request.request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            request_id_var.reset(token)
+        response["X-Request-ID"] = request.request_id
+        return response
 
 
 class ClientAddressMiddleware:

@@ -67,8 +67,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Order matters: the client's address and scheme are settled first, plain HTTP is refused
-    # before anything else runs, then the rate limit is counted, then Django proper.
+    # Order matters: every request gets an id (for logs and X-Request-ID), the client's address and
+    # scheme are settled, plain HTTP is refused before anything else runs, then the rate limit is
+    # counted, then Django proper.
+    "core.middleware.RequestIdMiddleware",
     "core.middleware.ClientAddressMiddleware",
     "core.middleware.HttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -261,11 +263,18 @@ SCRAPER_PROVIDER = env.str("SCRAPER_PROVIDER", default="local")
 # --- Logging -----------------------------------------------------------------------------------------------
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOG_FORMAT = env_choice("LOG_FORMAT", ("plain", "json"), "plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "core.logging.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "core.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.request": {"level": "ERROR"}},
 }

@@ -16,3 +16,6 @@ if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
     # The local web server is one multi-threaded process, so a per-process cache is shared by
     # every request it serves. Production always runs on Redis.
     SILENCED_SYSTEM_CHECKS = [*SILENCED_SYSTEM_CHECKS, "django_ratelimit.E003"]  # noqa: F405
+
+# Serve static files straight from the apps: a code change needs no `collectstatic`.
+WHITENOISE_USE_FINDERS = True

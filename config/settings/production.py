@@ -16,6 +16,8 @@ if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
 if OUTBOUND_ALLOW_PRIVATE_URLS:
     raise ImproperlyConfigured("OUTBOUND_ALLOW_PRIVATE_URLS is for local development only.")
 
+LOGGING["handlers"]["console"]["formatter"] = "json"  # noqa: F405  (one JSON object per line)
+
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_PRELOAD = True

@@ -29,3 +29,5 @@ CACHES = {
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
 MEDIA_ROOT = os.environ.get("MEDIA_ROOT", "/tmp/brandmarket-test-media")  # noqa: S108
+# Serve static files (the docs' assets) straight from the apps, without `collectstatic`.
+WHITENOISE_USE_FINDERS = True
