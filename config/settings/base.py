@@ -203,6 +203,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "PATH_CONVERTER_OVERRIDES": {"uid": {"type": "string", "format": "uuid"}},
+    # One schema name per shared choice set (a field and its list form would otherwise get two).
+    "ENUM_NAME_OVERRIDES": {
+        "SnapshotStatusEnum": "scrapers.models.SnapshotStatus",
+        "ScraperProviderEnum": "scrapers.providers.PROVIDERS",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.mark_public_operations",
@@ -250,6 +255,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "accounts.tasks.flush_expired_tokens",
         "schedule": timedelta(hours=24),
     },
+    # Running scraping snapshots are polled at their provider, each on its own backoff (next_poll_at:
+    # 10 s doubling to 5 min) until ready, failed or past SCRAPER_SNAPSHOT_DEADLINE. The beat only
+    # finds the due ones (one indexed query), so every 10 s is cheap and keeps new snapshots current.
+    "scrapers.poll_snapshots": {
+        "task": "scrapers.tasks.poll_snapshots",
+        "schedule": timedelta(seconds=10),
+    },
 }
 
 # --- Providers --------------------------------------------------------------------------------------------
@@ -258,7 +270,11 @@ PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local"
 PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
 IMAGE_PROVIDER = env.str("IMAGE_PROVIDER", default="local")
 LLM_PROVIDER = env.str("LLM_PROVIDER", default="local")
-SCRAPER_PROVIDER = env.str("SCRAPER_PROVIDER", default="local")
+SCRAPER_PROVIDER = env_choice("SCRAPER_PROVIDER", ("local", "brightdata"), "local")
+BRIGHTDATA_API_TOKEN = env.str("BRIGHTDATA_API_TOKEN", default="")
+BRIGHTDATA_BASE_URL = env.str("BRIGHTDATA_BASE_URL", default="https://api.brightdata.com")
+# A scraping snapshot still running this long after it was triggered is marked failed by the poller.
+SCRAPER_SNAPSHOT_DEADLINE = timedelta(seconds=env.int("SCRAPER_SNAPSHOT_DEADLINE", default=2 * 60 * 60))
 
 # --- Logging -----------------------------------------------------------------------------------------------
 

@@ -134,6 +134,9 @@ def _translate_field(field, field_errors, value, loc, *, parent_input) -> list[d
     if isinstance(field, serializers.BaseSerializer) and isinstance(field_errors, Mapping):
         if isinstance(field, serializers.ListSerializer):
             for index, child_errors in field_errors.items():
+                if not isinstance(index, int):  # errors of the list itself (length, type)
+                    out.extend(_field_error(field, detail, value, loc, parent_input) for detail in child_errors)
+                    continue
                 child_value = value[index] if isinstance(value, list) and index < len(value) else _MISSING
                 out.extend(_translate_field(field.child, child_errors, child_value, [*loc, index], parent_input=value))
             return out
