@@ -43,3 +43,55 @@ class RateLimitOverride(models.Model):
         result = super().delete(*args, **kwargs)
         forget_overrides()
         return result
+
+
+# --- The `local` payment provider's own state (core.providers.payments.local) ------------------------
+
+
+class LocalPayment(models.Model):
+    """A payment intent held by the local payment provider, as a real provider would hold it."""
+
+    class Status(models.TextChoices):
+        REQUIRES_PAYMENT = "requires_payment", "Requires payment"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+        RELEASED = "released", "Released"
+        REFUNDED = "refunded", "Refunded"
+
+    id = models.CharField(primary_key=True, max_length=40, editable=False)  # pi_...
+    amount_minor = models.BigIntegerField(help_text="In the currency's minor unit (cents).")
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.REQUIRES_PAYMENT)
+    client_secret = models.CharField(max_length=100)
+    description = models.CharField(max_length=500, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.amount_minor} {self.currency} {self.status}"
+
+
+class LocalSubscription(models.Model):
+    """A subscription held by the local payment provider; periods last 30 days."""
+
+    id = models.CharField(primary_key=True, max_length=40, editable=False)  # sub_...
+    customer_email = models.EmailField()
+    plan = models.CharField(max_length=100)
+    status = models.CharField(max_length=20, default="active")
+    cancel_at_period_end = models.BooleanField(default=False)
+    current_period_start = models.DateTimeField()
+    current_period_end = models.DateTimeField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.plan} {self.status}"

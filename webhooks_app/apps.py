@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class WebhooksAppConfig(AppConfig):
     name = "webhooks_app"
+    verbose_name = "Webhooks"

@@ -255,6 +255,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "accounts.tasks.flush_expired_tokens",
         "schedule": timedelta(hours=24),
     },
+    # Outbound webhook retries ride on countdown messages; a lost message or a worker that died
+    # mid-attempt would strand a delivery. Every minute, overdue and stuck deliveries are queued again.
+    "webhooks_app.sweep_webhook_deliveries": {
+        "task": "webhooks_app.tasks.sweep_webhook_deliveries",
+        "schedule": timedelta(minutes=1),
+    },
     # Running scraping snapshots are polled at their provider, each on its own backoff (next_poll_at:
     # 10 s doubling to 5 min) until ready, failed or past SCRAPER_SNAPSHOT_DEADLINE. The beat only
     # finds the due ones (one indexed query), so every 10 s is cheap and keeps new snapshots current.
@@ -268,6 +274,14 @@ CELERY_BEAT_SCHEDULE = {
 
 PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local")
 PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
+# Where the local payment provider sends its signed events (`manage.py payments_simulate`): our own webhook.
+PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
+    "PAYMENTS_LOCAL_WEBHOOK_URL", default="https://127.0.0.1:8443/api/v1/webhooks/payments"
+)
+STRIPE_API_KEY = env.str("STRIPE_API_KEY", default="")
+STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com")
+# Plan name → Stripe price id, e.g. "starter=price_123,growth=price_456".
+STRIPE_PRICE_IDS = env.dict("STRIPE_PRICE_IDS", default={})
 IMAGE_PROVIDER = env.str("IMAGE_PROVIDER", default="local")
 LLM_PROVIDER = env.str("LLM_PROVIDER", default="local")
 SCRAPER_PROVIDER = env_choice("SCRAPER_PROVIDER", ("local", "brightdata"), "local")

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import ProviderError, ProviderUnavailable
+from core.providers.payments.events import send_event
+from core.providers.payments.local import PAYMENT_OUTCOMES, SUBSCRIPTION_OUTCOMES, LocalPaymentProvider
+
+
+class Command(BaseCommand):
+    help = (
+        "Local payment provider: settle a payment (pi_... succeeded|failed) or bill a subscription "
+        "(sub_... paid|payment_failed|updated|deleted), then send the signed provider event to our webhook."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("object_id", metavar="PAYMENT_ID", help="pi_... (or sub_...)")
+        parser.add_argument("outcome", choices=sorted({*PAYMENT_OUTCOMES, *SUBSCRIPTION_OUTCOMES}))
+        parser.add_argument("--url", default=None, help="Webhook URL (default: PAYMENTS_LOCAL_WEBHOOK_URL).")
+        parser.add_argument("--no-send", action="store_true", help="Change the state and print the event only.")
+
+    def handle(self, *args, object_id, outcome, url, no_send, **options):
+        if settings.PAYMENTS_PROVIDER != "local":
+            raise CommandError(
+                "payments_simulate works with the local payment provider only (PAYMENTS_PROVIDER=local)."
+            )
+        provider = LocalPaymentProvider()
+        try:
+            if object_id.startswith("sub_"):
+                if outcome not in SUBSCRIPTION_OUTCOMES:
+                    raise CommandError(f"A subscription takes one of: {', '.join(SUBSCRIPTION_OUTCOMES)}.")
+                subscription, event = provider.simulate_subscription(object_id, outcome)
+                self.stdout.write(f"Subscription {subscription.id} is now {subscription.status}.")
+            else:
+                if outcome not in PAYMENT_OUTCOMES:
+                    raise CommandError(f"A payment takes one of: {', '.join(PAYMENT_OUTCOMES)}.")
+                payment, event = provider.simulate_payment(object_id, outcome)
+                self.stdout.write(
+                    f"Payment {payment.id} ({payment.amount} {payment.currency}) is now {payment.status}."
+                )
+        except (ProviderError, ProviderUnavailable) as exc:
+            raise CommandError(exc.message) from exc
+
+        self.stdout.write(f"Event {event.event_id} ({event.event_type}).")
+        if no_send:
+            self.stdout.write(event.body.decode())
+            return
+        target = url or settings.PAYMENTS_LOCAL_WEBHOOK_URL
+        try:
+            result = send_event(event, url=target)
+        except ProviderUnavailable as exc:
+            raise CommandError(f"{exc.message} Re-run the command to send a fresh event.") from exc
+        self.stdout.write(f"POST {target} → {result.status_code} {result.text}")
+        if result.status_code >= 300:
+            raise CommandError(f"The webhook answered {result.status_code}.")

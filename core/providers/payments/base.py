@@ -1,0 +1,85 @@
+"""The payment provider interface that teams and tasks code against.
+
+Amounts are Decimals in major units ("49.00 usd"); each provider converts to what it speaks.
+Failures are `core.errors.ProviderError` (the provider answered and refused or failed the call)
+or `core.errors.ProviderUnavailable` (not configured, unreachable, timed out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Protocol
+
+
+class PaymentStatus:
+    """Our vocabulary for a payment (CONTRACT §8), whatever the provider calls it."""
+
+    REQUIRES_PAYMENT = "requires_payment"
+    SUCCEEDED = "succeeded"  # the money is secured (authorised), not yet paid out
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    RELEASED = "released"  # captured / paid out on approval
+    REFUNDED = "refunded"
+
+    ALL = (REQUIRES_PAYMENT, SUCCEEDED, FAILED, CANCELLED, RELEASED, REFUNDED)
+
+
+class SubscriptionStatus:
+    """The provider's vocabulary for a subscription, which the teams app maps to team states."""
+
+    ACTIVE = "active"
+    PAST_DUE = "past_due"
+    CANCELED = "canceled"
+    INCOMPLETE = "incomplete"
+    TRIALING = "trialing"
+    UNPAID = "unpaid"
+
+    ALL = (ACTIVE, PAST_DUE, CANCELED, INCOMPLETE, TRIALING, UNPAID)
+
+
+@dataclass(frozen=True)
+class Payment:
+    """A provider payment intent."""
+
+    id: str  # the provider's id, e.g. "pi_..."
+    amount: Decimal  # major units, e.g. Decimal("49.00")
+    currency: str  # ISO 4217, lower case, e.g. "usd"
+    status: str  # PaymentStatus
+    client_secret: str
+    checkout_url: str  # empty when the client confirms with `client_secret` instead of a hosted page
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Subscription:
+    id: str  # "sub_..."
+    status: str  # SubscriptionStatus
+    cancel_at_period_end: bool
+    current_period_end: datetime  # aware, UTC
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+class PaymentProvider(Protocol):
+    name: str  # "local" | "stripe"
+
+    def create_payment(
+        self, *, amount: Decimal, currency: str, metadata: dict[str, str], description: str = ""
+    ) -> Payment: ...
+
+    def get_payment(self, payment_id: str) -> Payment: ...
+
+    def cancel_payment(self, payment_id: str) -> Payment: ...
+
+    def release_payment(self, payment_id: str) -> Payment:
+        """Capture the secured money / pay it out (a task's delivery was approved)."""
+        ...
+
+    def refund_payment(self, payment_id: str) -> Payment: ...
+
+    def create_subscription(self, *, customer_email: str, plan: str, metadata: dict[str, str]) -> Subscription: ...
+
+    def get_subscription(self, subscription_id: str) -> Subscription: ...
+
+    def set_cancel_at_period_end(self, subscription_id: str, cancel: bool) -> Subscription: ...

@@ -1,0 +1,241 @@
+"""The `local` payment provider: a real provider whose state is in our own database.
+
+It keeps payment intents and subscriptions (core.models.LocalPayment / LocalSubscription), answers
+with Stripe-like ids, and, standing in for the customer paying, settles them through
+`simulate_payment()` / `simulate_subscription()` (`manage.py payments_simulate`), which change its
+state and build the matching signed provider event for our own webhook. Event objects look like
+Stripe's: amounts in minor units, Stripe's status words, Unix timestamps.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import ProviderError
+from core.models import LocalPayment, LocalSubscription
+from core.providers.payments.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
+from core.providers.payments.events import SignedEvent, build_event, provider_id
+from core.providers.payments.money import from_minor, normalise_currency, to_minor
+
+PERIOD = timedelta(days=30)
+
+PAYMENT_OUTCOMES = ("succeeded", "failed")
+SUBSCRIPTION_OUTCOMES = ("paid", "payment_failed", "updated", "deleted")
+
+# Our payment vocabulary → the PaymentIntent status Stripe would show in an event.
+_STRIPE_PAYMENT_STATUS = {
+    PaymentStatus.REQUIRES_PAYMENT: "requires_payment_method",
+    PaymentStatus.SUCCEEDED: "succeeded",
+    PaymentStatus.FAILED: "requires_payment_method",
+    PaymentStatus.CANCELLED: "canceled",
+    PaymentStatus.RELEASED: "succeeded",
+    PaymentStatus.REFUNDED: "succeeded",
+}
+
+
+def _payment(row: LocalPayment) -> Payment:
+    return Payment(
+        id=row.id,
+        amount=from_minor(row.amount_minor, row.currency),
+        currency=row.currency,
+        status=row.status,
+        client_secret=row.client_secret,
+        checkout_url="",
+        metadata=dict(row.metadata),
+    )
+
+
+def _subscription(row: LocalSubscription) -> Subscription:
+    return Subscription(
+        id=row.id,
+        status=row.status,
+        cancel_at_period_end=row.cancel_at_period_end,
+        current_period_end=row.current_period_end.astimezone(UTC),
+        metadata=dict(row.metadata),
+    )
+
+
+def _metadata(metadata: dict[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (metadata or {}).items()}
+
+
+def payment_event_object(row: LocalPayment) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "id": row.id,
+        "object": "payment_intent",
+        "amount": row.amount_minor,
+        "currency": row.currency,
+        "status": _STRIPE_PAYMENT_STATUS[row.status],
+        "description": row.description,
+        "metadata": dict(row.metadata),
+        "created": int(row.created_at.timestamp()),
+        "last_payment_error": None,
+    }
+    if row.status == PaymentStatus.FAILED:
+        obj["last_payment_error"] = {"code": "card_declined", "message": "Your card was declined."}
+    return obj
+
+
+def subscription_event_object(row: LocalSubscription) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "object": "subscription",
+        "status": row.status,
+        "cancel_at_period_end": row.cancel_at_period_end,
+        "current_period_start": int(row.current_period_start.timestamp()),
+        "current_period_end": int(row.current_period_end.timestamp()),
+        "customer_email": row.customer_email,
+        "plan": row.plan,
+        "metadata": dict(row.metadata),
+    }
+
+
+def invoice_event_object(row: LocalSubscription, *, paid: bool) -> dict[str, Any]:
+    return {
+        "id": provider_id("in"),
+        "object": "invoice",
+        "subscription": row.id,
+        "status": "paid" if paid else "open",
+        "paid": paid,
+        "customer_email": row.customer_email,
+        "period_start": int(row.current_period_start.timestamp()),
+        "period_end": int(row.current_period_end.timestamp()),
+        "metadata": dict(row.metadata),
+    }
+
+
+class LocalPaymentProvider:
+    name = "local"
+
+    # --- Payments ----------------------------------------------------------------------------
+
+    def create_payment(
+        self, *, amount: Decimal, currency: str, metadata: dict[str, str], description: str = ""
+    ) -> Payment:
+        currency = normalise_currency(currency)
+        payment_id = provider_id("pi")
+        row = LocalPayment.objects.create(
+            id=payment_id,
+            amount_minor=to_minor(amount, currency),
+            currency=currency,
+            client_secret=f"{payment_id}_secret_{secrets.token_urlsafe(18)}",
+            description=description[:500],
+            metadata=_metadata(metadata),
+        )
+        return _payment(row)
+
+    def get_payment(self, payment_id: str) -> Payment:
+        return _payment(self._payment_row(payment_id))
+
+    def cancel_payment(self, payment_id: str) -> Payment:
+        return self._move(payment_id, PaymentStatus.CANCELLED, allowed_from=(PaymentStatus.REQUIRES_PAYMENT,))
+
+    def release_payment(self, payment_id: str) -> Payment:
+        return self._move(payment_id, PaymentStatus.RELEASED, allowed_from=(PaymentStatus.SUCCEEDED,))
+
+    def refund_payment(self, payment_id: str) -> Payment:
+        return self._move(
+            payment_id, PaymentStatus.REFUNDED, allowed_from=(PaymentStatus.SUCCEEDED, PaymentStatus.RELEASED)
+        )
+
+    def simulate_payment(self, payment_id: str, outcome: str) -> tuple[Payment, SignedEvent]:
+        """The customer pays (or the card is declined): settle the payment and build its event.
+
+        Settling a payment already in that state again only builds a fresh event (to send again).
+        """
+        if outcome not in PAYMENT_OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(PAYMENT_OUTCOMES)}")
+        payment = self._move(payment_id, outcome, allowed_from=(PaymentStatus.REQUIRES_PAYMENT,))
+        event_type = "payment_intent.succeeded" if outcome == "succeeded" else "payment_intent.payment_failed"
+        return payment, build_event(event_type, payment_event_object(self._payment_row(payment_id)))
+
+    def _payment_row(self, payment_id: str, *, lock: bool = False) -> LocalPayment:
+        rows = LocalPayment.objects.select_for_update() if lock else LocalPayment.objects
+        row = rows.filter(id=payment_id).first()
+        if row is None:
+            raise ProviderError(f"No such payment: {payment_id!r}.")
+        return row
+
+    @transaction.atomic
+    def _move(self, payment_id: str, target: str, *, allowed_from: tuple[str, ...]) -> Payment:
+        row = self._payment_row(payment_id, lock=True)
+        if row.status == target:
+            return _payment(row)  # asking twice is answered like the first time
+        if row.status not in allowed_from:
+            raise ProviderError(f"Payment {payment_id} is {row.status} and cannot become {target}.")
+        row.status = target
+        row.save(update_fields=["status", "updated_at"])
+        return _payment(row)
+
+    # --- Subscriptions --------------------------------------------------------------------------
+
+    def create_subscription(self, *, customer_email: str, plan: str, metadata: dict[str, str]) -> Subscription:
+        if not plan:
+            raise ProviderError("A plan is required.")
+        now = timezone.now()
+        row = LocalSubscription.objects.create(
+            id=provider_id("sub"),
+            customer_email=customer_email,
+            plan=plan,
+            status=SubscriptionStatus.ACTIVE,
+            current_period_start=now,
+            current_period_end=now + PERIOD,
+            metadata=_metadata(metadata),
+        )
+        return _subscription(row)
+
+    def get_subscription(self, subscription_id: str) -> Subscription:
+        return _subscription(self._subscription_row(subscription_id))
+
+    @transaction.atomic
+    def set_cancel_at_period_end(self, subscription_id: str, cancel: bool) -> Subscription:
+        row = self._subscription_row(subscription_id, lock=True)
+        if row.status == SubscriptionStatus.CANCELED:
+            raise ProviderError(f"Subscription {subscription_id} is canceled and cannot be changed.")
+        row.cancel_at_period_end = bool(cancel)
+        row.save(update_fields=["cancel_at_period_end", "updated_at"])
+        return _subscription(row)
+
+    @transaction.atomic
+    def simulate_subscription(self, subscription_id: str, outcome: str) -> tuple[Subscription, SignedEvent]:
+        """Billing happens: an invoice is paid or fails, or the subscription ends; build the event.
+
+        `paid` starts a new 30-day period when the current one is over; `updated` only re-announces
+        the current state (as the provider does after cancel_at_period_end changes).
+        """
+        if outcome not in SUBSCRIPTION_OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(SUBSCRIPTION_OUTCOMES)}")
+        row = self._subscription_row(subscription_id, lock=True)
+        if row.status == SubscriptionStatus.CANCELED and outcome != "updated":
+            raise ProviderError(f"Subscription {subscription_id} is canceled.")
+        now = timezone.now()
+        if outcome == "paid":
+            if row.current_period_end <= now:
+                row.current_period_start, row.current_period_end = now, now + PERIOD
+            row.status = SubscriptionStatus.ACTIVE
+            event = ("invoice.paid", True)
+        elif outcome == "payment_failed":
+            row.status = SubscriptionStatus.PAST_DUE
+            event = ("invoice.payment_failed", False)
+        elif outcome == "deleted":
+            row.status = SubscriptionStatus.CANCELED
+            event = ("customer.subscription.deleted", None)
+        else:
+            event = ("customer.subscription.updated", None)
+        row.save()
+        event_type, paid = event
+        obj = invoice_event_object(row, paid=paid) if paid is not None else subscription_event_object(row)
+        return _subscription(row), build_event(event_type, obj)
+
+    def _subscription_row(self, subscription_id: str, *, lock: bool = False) -> LocalSubscription:
+        rows = LocalSubscription.objects.select_for_update() if lock else LocalSubscription.objects
+        row = rows.filter(id=subscription_id).first()
+        if row is None:
+            raise ProviderError(f"No such subscription: {subscription_id!r}.")
+        return row

@@ -1,0 +1,46 @@
+"""Major units (Decimal("49.00")) to a provider's minor units (4900) and back, per currency."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from core.errors import ProviderError
+
+# Stripe's lists: https://docs.stripe.com/currencies#zero-decimal and #three-decimal
+ZERO_DECIMAL = frozenset(
+    {"bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv", "xaf", "xof", "xpf"}
+)
+THREE_DECIMAL = frozenset({"bhd", "jod", "kwd", "omr", "tnd"})
+_CURRENCY = re.compile(r"^[a-z]{3}$")
+
+
+def normalise_currency(currency: str) -> str:
+    code = (currency or "").strip().lower()
+    if not _CURRENCY.match(code):
+        raise ProviderError(f"{currency!r} is not an ISO 4217 currency code.")
+    return code
+
+
+def exponent(currency: str) -> int:
+    code = normalise_currency(currency)
+    if code in ZERO_DECIMAL:
+        return 0
+    if code in THREE_DECIMAL:
+        return 3
+    return 2
+
+
+def to_minor(amount: Decimal, currency: str) -> int:
+    """Decimal("49.00"), "usd" → 4900. A positive amount with no more decimals than the currency has."""
+    places = exponent(currency)
+    minor = Decimal(amount).scaleb(places)
+    if minor != minor.to_integral_value() or minor <= 0:
+        raise ProviderError(f"{amount} is not a valid positive amount in {currency.upper()}.")
+    return int(minor)
+
+
+def from_minor(minor: int, currency: str) -> Decimal:
+    """4900, "usd" → Decimal("49.00")."""
+    places = exponent(currency)
+    return (Decimal(int(minor)).scaleb(-places)).quantize(Decimal(1).scaleb(-places))

@@ -1,0 +1,326 @@
+"""The Stripe provider against httpx.MockTransport: the exact requests sent, and how answers map."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from decimal import Decimal
+from urllib.parse import parse_qsl
+
+import httpx
+import pytest
+
+from core.errors import ProviderError, ProviderUnavailable
+from core.providers.payments.stripe import StripePaymentProvider
+
+NOW = 1_900_000_000
+
+
+class FakeStripe:
+    """Answers (method, path) from a table and records every request."""
+
+    def __init__(self, answers: dict[tuple[str, str], list[httpx.Response] | httpx.Response]):
+        self.answers = {k: v if isinstance(v, list) else [v] for k, v in answers.items()}
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        queue = self.answers[(request.method, request.url.path)]
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def form(self, index: int) -> list[tuple[str, str]]:
+        return parse_qsl(self.requests[index].content.decode(), keep_blank_values=True)
+
+
+def provider(fake, **kwargs) -> StripePaymentProvider:
+    return StripePaymentProvider(
+        api_key="sk_test_abc",
+        base_url="https://stripe.test",
+        price_ids={"growth": "price_growth"},
+        transport=httpx.MockTransport(fake),
+        **kwargs,
+    )
+
+
+def intent(status="requires_payment_method", **extra) -> dict:
+    return {
+        "id": "pi_123",
+        "object": "payment_intent",
+        "amount": 4900,
+        "currency": "usd",
+        "status": status,
+        "capture_method": "manual",
+        "client_secret": "pi_123_secret_abc",
+        "metadata": {"task_id": "t1"},
+        "last_payment_error": None,
+        **extra,
+    }
+
+
+def ok(body: dict) -> httpx.Response:
+    return httpx.Response(200, json=body)
+
+
+def test_create_payment_sends_a_manual_capture_intent_in_minor_units():
+    fake = FakeStripe({("POST", "/v1/payment_intents"): ok(intent())})
+
+    payment = provider(fake).create_payment(
+        amount=Decimal("49.00"), currency="USD", metadata={"task_id": "t1", "bid_id": "b1"}, description="Logo"
+    )
+
+    [request] = fake.requests
+    assert str(request.url) == "https://stripe.test/v1/payment_intents"
+    assert request.headers["Authorization"] == "Bearer sk_test_abc"
+    assert request.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    uuid.UUID(request.headers["Idempotency-Key"])
+    assert request.extensions["timeout"]["read"] == 20.0
+    assert fake.form(0) == [
+        ("amount", "4900"),
+        ("currency", "usd"),
+        ("capture_method", "manual"),
+        ("automatic_payment_methods[enabled]", "true"),
+        ("metadata[task_id]", "t1"),
+        ("metadata[bid_id]", "b1"),
+        ("description", "Logo"),
+    ]
+    assert payment.id == "pi_123"
+    assert (payment.amount, payment.currency, payment.status) == (Decimal("49.00"), "usd", "requires_payment")
+    assert payment.client_secret == "pi_123_secret_abc"
+    assert payment.metadata == {"task_id": "t1"}
+
+
+def test_two_creates_use_different_idempotency_keys():
+    fake = FakeStripe({("POST", "/v1/payment_intents"): ok(intent())})
+    stripe = provider(fake)
+
+    for _ in range(2):
+        stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={})
+
+    assert fake.requests[0].headers["Idempotency-Key"] != fake.requests[1].headers["Idempotency-Key"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "ours"),
+    [
+        (intent("requires_payment_method"), "requires_payment"),
+        (intent("requires_payment_method", last_payment_error={"code": "card_declined"}), "failed"),
+        (intent("requires_action"), "requires_payment"),
+        (intent("processing"), "requires_payment"),
+        (intent("requires_capture"), "succeeded"),
+        (intent("succeeded", latest_charge={"id": "ch_1", "refunded": False}), "released"),
+        (intent("succeeded", latest_charge={"id": "ch_1", "refunded": True}), "refunded"),
+        (intent("succeeded", capture_method="automatic"), "succeeded"),
+        (intent("canceled", cancellation_reason="abandoned"), "cancelled"),
+        (intent("canceled", cancellation_reason="requested_by_customer"), "refunded"),
+    ],
+)
+def test_get_payment_maps_stripe_statuses_to_ours(answer, ours):
+    fake = FakeStripe({("GET", "/v1/payment_intents/pi_123"): ok(answer)})
+
+    assert provider(fake).get_payment("pi_123").status == ours
+    assert fake.requests[0].url.params.get_list("expand[]") == ["latest_charge"]
+    assert "Idempotency-Key" not in fake.requests[0].headers
+
+
+def test_cancel_and_release():
+    fake = FakeStripe(
+        {
+            ("POST", "/v1/payment_intents/pi_123/cancel"): ok(intent("canceled", cancellation_reason="abandoned")),
+            ("POST", "/v1/payment_intents/pi_123/capture"): ok(intent("succeeded")),
+        }
+    )
+    stripe = provider(fake)
+
+    assert stripe.cancel_payment("pi_123").status == "cancelled"
+    assert stripe.release_payment("pi_123").status == "released"
+    assert fake.form(0) == [("cancellation_reason", "abandoned")]
+    assert fake.requests[1].url.path == "/v1/payment_intents/pi_123/capture"
+
+
+def test_refunding_a_captured_payment_creates_a_refund():
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/payment_intents/pi_123"): [
+                ok(intent("succeeded", latest_charge={"id": "ch_1", "refunded": False})),
+                ok(intent("succeeded", latest_charge={"id": "ch_1", "refunded": True})),
+            ],
+            ("POST", "/v1/refunds"): ok({"id": "re_1", "object": "refund", "status": "succeeded"}),
+        }
+    )
+
+    payment = provider(fake).refund_payment("pi_123")
+
+    assert payment.status == "refunded"
+    assert [(r.method, r.url.path) for r in fake.requests] == [
+        ("GET", "/v1/payment_intents/pi_123"),
+        ("POST", "/v1/refunds"),
+        ("GET", "/v1/payment_intents/pi_123"),
+    ]
+    assert fake.form(1) == [("payment_intent", "pi_123")]
+    uuid.UUID(fake.requests[1].headers["Idempotency-Key"])
+
+
+def test_refunding_an_uncaptured_payment_cancels_the_authorisation():
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/payment_intents/pi_123"): ok(intent("requires_capture")),
+            ("POST", "/v1/payment_intents/pi_123/cancel"): ok(
+                intent("canceled", cancellation_reason="requested_by_customer")
+            ),
+        }
+    )
+
+    assert provider(fake).refund_payment("pi_123").status == "refunded"
+    assert fake.form(1) == [("cancellation_reason", "requested_by_customer")]
+
+
+def test_a_failed_refund_is_a_provider_error():
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/payment_intents/pi_123"): ok(intent("succeeded")),
+            ("POST", "/v1/refunds"): ok({"id": "re_1", "status": "failed"}),
+        }
+    )
+    with pytest.raises(ProviderError):
+        provider(fake).refund_payment("pi_123")
+
+
+def subscription(**extra) -> dict:
+    return {
+        "id": "sub_123",
+        "object": "subscription",
+        "status": "incomplete",
+        "cancel_at_period_end": False,
+        "metadata": {"team_id": "tm1"},
+        "items": {"data": [{"id": "si_1", "current_period_end": NOW}]},
+        **extra,
+    }
+
+
+def test_create_subscription_creates_the_customer_when_there_is_none():
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/customers"): ok({"object": "list", "data": []}),
+            ("POST", "/v1/customers"): ok({"id": "cus_new", "object": "customer"}),
+            ("POST", "/v1/subscriptions"): ok(subscription()),
+        }
+    )
+
+    result = provider(fake).create_subscription(
+        customer_email="a@example.com", plan="growth", metadata={"team_id": "tm1"}
+    )
+
+    assert [(r.method, r.url.path) for r in fake.requests] == [
+        ("GET", "/v1/customers"),
+        ("POST", "/v1/customers"),
+        ("POST", "/v1/subscriptions"),
+    ]
+    assert dict(fake.requests[0].url.params) == {"email": "a@example.com", "limit": "1"}
+    assert fake.form(1) == [("email", "a@example.com")]
+    assert fake.form(2) == [
+        ("customer", "cus_new"),
+        ("items[0][price]", "price_growth"),
+        ("payment_behavior", "default_incomplete"),
+        ("metadata[team_id]", "tm1"),
+    ]
+    assert "Idempotency-Key" in fake.requests[1].headers and "Idempotency-Key" in fake.requests[2].headers
+    assert result.id == "sub_123"
+    assert (result.status, result.cancel_at_period_end) == ("incomplete", False)
+    assert result.current_period_end == datetime.fromtimestamp(NOW, tz=UTC)
+    assert result.metadata == {"team_id": "tm1"}
+
+
+def test_create_subscription_reuses_an_existing_customer():
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/customers"): ok({"object": "list", "data": [{"id": "cus_old"}]}),
+            ("POST", "/v1/subscriptions"): ok(subscription(status="active", current_period_end=NOW)),
+        }
+    )
+
+    result = provider(fake).create_subscription(customer_email="a@example.com", plan="growth", metadata={})
+
+    assert len(fake.requests) == 2
+    assert ("customer", "cus_old") in fake.form(1)
+    assert result.status == "active"
+
+
+def test_a_plan_without_a_price_is_unavailable_and_sends_nothing():
+    fake = FakeStripe({})
+    with pytest.raises(ProviderUnavailable, match="STRIPE_PRICE_IDS"):
+        provider(fake).create_subscription(customer_email="a@example.com", plan="enterprise", metadata={})
+    assert fake.requests == []
+
+
+def test_set_cancel_at_period_end_and_get_subscription():
+    fake = FakeStripe(
+        {
+            ("POST", "/v1/subscriptions/sub_123"): ok(subscription(status="active", cancel_at_period_end=True)),
+            ("GET", "/v1/subscriptions/sub_123"): ok(subscription(status="incomplete_expired")),
+        }
+    )
+    stripe = provider(fake)
+
+    assert stripe.set_cancel_at_period_end("sub_123", True).cancel_at_period_end is True
+    assert fake.form(0) == [("cancel_at_period_end", "true")]
+    assert stripe.get_subscription("sub_123").status == "canceled"
+
+
+@pytest.mark.parametrize(
+    ("response", "error", "message"),
+    [
+        (
+            httpx.Response(402, json={"error": {"type": "card_error", "message": "Your card was declined."}}),
+            ProviderError,
+            "Your card was declined.",
+        ),
+        (
+            httpx.Response(404, json={"error": {"message": "No such payment_intent: 'pi_123'"}}),
+            ProviderError,
+            "No such payment_intent",
+        ),
+        (httpx.Response(400, text="<html>bad</html>"), ProviderError, "Bad Request"),
+        (httpx.Response(429, json={"error": {"message": "Too many requests"}}), ProviderUnavailable, "rate limiting"),
+        (httpx.Response(500, json={"error": {"message": "internal"}}), ProviderError, "failed to process"),
+        (httpx.Response(200, text="not json"), ProviderError, "JSON"),
+    ],
+)
+def test_answers_map_to_our_errors(response, error, message):
+    fake = FakeStripe({("GET", "/v1/payment_intents/pi_123"): response})
+
+    with pytest.raises(error, match=message):
+        provider(fake).get_payment("pi_123")
+
+
+@pytest.mark.parametrize(
+    ("exception", "message"),
+    [(httpx.ReadTimeout("slow"), "in time"), (httpx.ConnectError("refused"), "cannot be reached")],
+)
+def test_network_failures_are_unavailable(exception, message):
+    def fail(request):
+        raise exception
+
+    with pytest.raises(ProviderUnavailable, match=message):
+        provider(fail).get_payment("pi_123")
+
+
+def test_an_injected_client_is_used():
+    fake = FakeStripe({("GET", "/v1/payment_intents/pi_123"): ok(intent("requires_capture"))})
+    client = httpx.Client(transport=httpx.MockTransport(fake))
+
+    stripe = StripePaymentProvider(api_key="sk_test_abc", base_url="https://stripe.test", client=client)
+
+    assert stripe.get_payment("pi_123").status == "succeeded"
+    assert len(fake.requests) == 1
+
+
+def test_ids_that_are_not_stripe_ids_never_reach_a_url():
+    fake = FakeStripe({})
+    with pytest.raises(ProviderError):
+        provider(fake).cancel_payment("pi_1/../../v1/customers")
+    assert fake.requests == []
+
+
+def test_no_api_key_is_unavailable():
+    with pytest.raises(ProviderUnavailable):
+        StripePaymentProvider(api_key="")

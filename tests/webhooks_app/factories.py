@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import factory
+
+from tests.factories import UserFactory
+from webhooks_app.models import WebhookSubscription
+from webhooks_app.signing import new_secret
+
+
+class WebhookSubscriptionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WebhookSubscription
+
+    owner = factory.SubFactory(UserFactory)
+    url = factory.Sequence(lambda n: f"https://hooks.example.com/{n}")
+    events = factory.LazyFunction(lambda: ["task.created"])
+    secret = factory.LazyFunction(new_secret)

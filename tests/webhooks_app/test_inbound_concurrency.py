@@ -1,0 +1,51 @@
+"""Twenty copies of one event arriving at the same moment apply it exactly once (real threads, PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+from django.db.models import F
+
+from accounts.models import User
+from core.providers.payments.events import build_event
+from tests.conftest import HttpsAPIClient
+from tests.factories import UserFactory
+from tests.webhooks_app.conftest import handling, post_event
+from webhooks_app.models import InboundDelivery, InboundEvent, InboundEventStatus
+
+COPIES = 20
+
+
+@pytest.mark.django_db(transaction=True)
+def test_twenty_concurrent_copies_apply_the_event_exactly_once(settings):
+    settings.PAYMENTS_WEBHOOK_SECRET = ["whsec_concurrency"]
+    user = UserFactory()
+    signed = build_event("test.concurrent", {"id": "pi_concurrent"}, secret="whsec_concurrency")
+    barrier = threading.Barrier(COPIES)
+    results: list[tuple[int, str]] = []
+
+    def handler(event):
+        User.objects.filter(pk=user.pk).update(credits=F("credits") + 1)
+
+    def deliver():
+        try:
+            barrier.wait(timeout=30)
+            response = post_event(HttpsAPIClient(), signed)
+            results.append((response.status_code, response.json().get("status")))
+        finally:
+            connection.close()
+
+    with handling("test.concurrent", handler):
+        threads = [threading.Thread(target=deliver) for _ in range(COPIES)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+
+    user.refresh_from_db()
+    assert user.credits == 1
+    assert sorted(results) == [(200, "duplicate")] * (COPIES - 1) + [(200, "processed")]
+    assert InboundEvent.objects.get().status == InboundEventStatus.PROCESSED
+    assert InboundDelivery.objects.filter(event_id=signed.event_id).count() == COPIES

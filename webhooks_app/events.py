@@ -1,0 +1,27 @@
+"""The outbound event types a subscription may ask for (CONTRACT §10, plus the team lifecycle)."""
+
+from __future__ import annotations
+
+EVENT_TYPES: tuple[str, ...] = (
+    "task.created",
+    "task.cancelled",
+    "bid.created",
+    "bid.selected",
+    "payment.succeeded",
+    "payment.failed",
+    "delivery.dispatched",
+    "delivery.submitted",
+    "delivery.approved",
+    "delivery.disputed",
+    "delivery.revision_requested",
+    "delivery.failed",
+    "team.hired",
+    "team.activated",
+    "team.paused",
+    "team.resumed",
+    "team.unsubscribed",
+    "team.reactivated",
+    "team.past_due",
+    "team.cancelled",
+    "publication.status_changed",
+)

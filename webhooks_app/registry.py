@@ -1,0 +1,69 @@
+"""Handlers for inbound payment-provider events, by event type.
+
+Domain apps register from their AppConfig.ready() and import nothing else from webhooks_app:
+
+    from webhooks_app.registry import ProviderEvent, payment_event_handler
+
+    @payment_event_handler("payment_intent.succeeded")
+    def on_payment_succeeded(event: ProviderEvent) -> None: ...
+
+A type may have several handlers; they run in registration order inside the one transaction that
+marks the event applied, so an exception in any of them rolls all of them back, answers the
+provider 500 and leaves the event `failed` for a retry. Raise only for what a retry can fix; an
+event that needs nothing done should simply return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ProviderEvent:
+    id: str  # the provider's event id, "evt_..."
+    type: str  # e.g. "payment_intent.succeeded"
+    created: datetime  # aware, UTC: when the provider created the event
+    object: dict[str, Any] = field(default_factory=dict)  # data.object
+
+
+Handler = Callable[[ProviderEvent], None]
+
+_handlers: dict[str, list[Handler]] = {}
+
+
+def register(event_type: str, handler: Handler) -> Handler:
+    """Add a handler for a type. Registering the same function twice for a type is a no-op."""
+    handlers = _handlers.setdefault(event_type, [])
+    if handler not in handlers:
+        handlers.append(handler)
+    return handler
+
+
+def unregister(event_type: str, handler: Handler) -> None:
+    handlers = _handlers.get(event_type, [])
+    if handler in handlers:
+        handlers.remove(handler)
+    if not handlers:
+        _handlers.pop(event_type, None)
+
+
+def payment_event_handler(*event_types: str) -> Callable[[Handler], Handler]:
+    """Decorator form of `register`, for one or more types."""
+
+    def decorate(handler: Handler) -> Handler:
+        for event_type in event_types:
+            register(event_type, handler)
+        return handler
+
+    return decorate
+
+
+def handlers_for(event_type: str) -> list[Handler]:
+    return list(_handlers.get(event_type, ()))
+
+
+def registered_types() -> list[str]:
+    return sorted(_handlers)

@@ -1,0 +1,31 @@
+"""Reads for outbound webhooks, always scoped to the owner (someone else's subscription is a 404)."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.db.models import Prefetch, QuerySet
+
+from core.errors import NotFound
+from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
+
+
+def subscription_list(*, owner) -> QuerySet[WebhookSubscription]:
+    return WebhookSubscription.objects.filter(owner=owner).order_by("-created_at", "-id")
+
+
+def subscription_get(*, owner, subscription_id: UUID) -> WebhookSubscription:
+    subscription = WebhookSubscription.objects.filter(owner=owner, id=subscription_id).first()
+    if subscription is None:
+        raise NotFound()
+    return subscription
+
+
+def delivery_list(*, subscription: WebhookSubscription, status: str | None = None) -> QuerySet[WebhookDelivery]:
+    deliveries = (
+        WebhookDelivery.objects.filter(subscription=subscription)
+        .select_related("event")
+        .prefetch_related(Prefetch("attempts", queryset=WebhookAttempt.objects.order_by("number")))
+        .order_by("-created_at", "-id")
+    )
+    return deliveries.filter(status=status) if status else deliveries

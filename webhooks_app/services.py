@@ -1,0 +1,154 @@
+"""Writes for outbound webhooks: subscriptions, their secrets, and publishing events (CONTRACT §10).
+
+Domain code publishes with `event_publish(owner=..., event_type=..., data=...)` from inside its own
+transaction; nothing is written or sent unless that transaction commits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import Conflict, NotFound
+from webhooks_app.events import EVENT_TYPES
+from webhooks_app.models import DeliveryStatus, WebhookDelivery, WebhookEvent, WebhookSubscription
+from webhooks_app.signing import new_secret
+
+logger = logging.getLogger(__name__)
+
+ROTATION_GRACE = timedelta(hours=24)
+MAX_SUBSCRIPTIONS_PER_OWNER = 100
+
+
+class SubscriptionLimitReached(Conflict):
+    code = "subscription_limit"
+    default_message = f"You already have {MAX_SUBSCRIPTIONS_PER_OWNER} webhook subscriptions; delete one first."
+
+
+# --- Subscriptions -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def webhook_subscription_create(*, owner, url: str, events: list[str], description: str = "") -> WebhookSubscription:
+    """A new subscription; its `secret` is shown to the owner once, in the response to this call."""
+    # Serialise an owner's creations so the cap holds under concurrent requests.
+    get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+    if WebhookSubscription.objects.filter(owner=owner).count() >= MAX_SUBSCRIPTIONS_PER_OWNER:
+        raise SubscriptionLimitReached()
+    unique_events = list(dict.fromkeys(events))
+    unknown = sorted(set(unique_events) - set(EVENT_TYPES))
+    if unknown:
+        raise ValueError(f"unknown event types: {', '.join(unknown)}")
+    return WebhookSubscription.objects.create(
+        owner=owner, url=url, events=unique_events, description=description, secret=new_secret()
+    )
+
+
+def _owned(owner, subscription_id: UUID, *, lock: bool = False) -> WebhookSubscription:
+    rows = WebhookSubscription.objects.select_for_update() if lock else WebhookSubscription.objects
+    subscription = rows.filter(owner=owner, id=subscription_id).first()
+    if subscription is None:
+        raise NotFound()
+    return subscription
+
+
+@transaction.atomic
+def webhook_subscription_delete(*, owner, subscription_id: UUID) -> None:
+    """Gone at once, with its delivery history; retries still queued find nothing and stop."""
+    _owned(owner, subscription_id, lock=True).delete()
+
+
+@transaction.atomic
+def webhook_subscription_rotate_secret(*, owner, subscription_id: UUID, now=None) -> WebhookSubscription:
+    """A new secret (shown once). The current one keeps signing beside it for ROTATION_GRACE.
+
+    Rotating again within the grace period drops the oldest secret: only the last two ever sign.
+    """
+    now = now or timezone.now()
+    subscription = _owned(owner, subscription_id, lock=True)
+    subscription.previous_secret = subscription.secret
+    subscription.previous_secret_expires_at = now + ROTATION_GRACE
+    subscription.secret = new_secret()
+    subscription.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at", "updated_at"])
+    return subscription
+
+
+def signing_secrets(subscription: WebhookSubscription, *, now=None) -> list[str]:
+    """The secrets that sign a message now: the current one, plus the previous one during its grace."""
+    now = now or timezone.now()
+    secrets = [subscription.secret]
+    expires = subscription.previous_secret_expires_at
+    if subscription.previous_secret and expires is not None and expires > now:
+        secrets.append(subscription.previous_secret)
+    return secrets
+
+
+# --- Publishing ----------------------------------------------------------------------------------
+
+
+def event_publish(*, owner, event_type: str, data: dict[str, Any]) -> None:
+    """Send `event_type` with `data` to the owner's matching subscriptions once the caller commits.
+
+    Call it inside the transaction that made the change. `data` must be JSON-serialisable (UUIDs,
+    datetimes and Decimals are fine); it is serialised now, so later changes to it do not leak in.
+    Publishing never fails the caller's request after its commit: problems there are logged.
+    """
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"{event_type!r} is not an outbound event type; add it to webhooks_app.events.EVENT_TYPES")
+    body = json.dumps(
+        {"type": event_type, "timestamp": timezone.now().isoformat(), "data": data},
+        cls=DjangoJSONEncoder,
+        separators=(",", ":"),
+    )
+    owner_id = owner.pk
+    transaction.on_commit(
+        lambda: webhook_event_record(owner_id=owner_id, event_type=event_type, body=body), robust=True
+    )
+
+
+@transaction.atomic
+def webhook_event_record(*, owner_id, event_type: str, body: str) -> WebhookEvent | None:
+    """One WebhookEvent and one delivery per matching active subscription, each queued after commit."""
+    subscriptions = [
+        s for s in WebhookSubscription.objects.filter(owner_id=owner_id, is_active=True) if event_type in s.events
+    ]
+    if not subscriptions:
+        return None
+    event = WebhookEvent.objects.create(owner_id=owner_id, type=event_type, body=body)
+    now = timezone.now()
+    deliveries = WebhookDelivery.objects.bulk_create(
+        [
+            WebhookDelivery(
+                event=event,
+                subscription=subscription,
+                message_id=f"msg_{delivery_id.hex}",
+                id=delivery_id,
+                status=DeliveryStatus.PENDING,
+                next_attempt_at=now,
+            )
+            for subscription, delivery_id in ((s, uuid.uuid4()) for s in subscriptions)
+        ]
+    )
+    for delivery in deliveries:
+        enqueue_delivery(delivery.id)
+    return event
+
+
+def enqueue_delivery(delivery_id: UUID | str) -> None:
+    """Queue one attempt of a delivery once the current transaction commits."""
+    from webhooks_app.tasks import deliver_webhook
+
+    def enqueue() -> None:
+        # If the broker is down the delivery stays pending and the sweep queues it later.
+        deliver_webhook.delay(str(delivery_id))
+
+    transaction.on_commit(enqueue, robust=True)
