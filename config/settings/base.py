@@ -255,6 +255,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "accounts.tasks.flush_expired_tokens",
         "schedule": timedelta(hours=24),
     },
+    # Teams whose billing period ended after an unsubscribe become cancelled. Hourly is fine-grained
+    # enough for billing periods of a month; each team is claimed by a conditional UPDATE.
+    "teams.cancel_ended_subscriptions": {
+        "task": "teams.tasks.cancel_ended_subscriptions",
+        "schedule": timedelta(hours=1),
+    },
     # Outbound webhook retries ride on countdown messages; a lost message or a worker that died
     # mid-attempt would strand a delivery. Every minute, overdue and stuck deliveries are queued again.
     "webhooks_app.sweep_webhook_deliveries": {

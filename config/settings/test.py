@@ -31,3 +31,4 @@ CELERY_TASK_EAGER_PROPAGATES = True
 MEDIA_ROOT = os.environ.get("MEDIA_ROOT", "/tmp/brandmarket-test-media")  # noqa: S108
 # Serve static files (the docs' assets) straight from the apps, without `collectstatic`.
 WHITENOISE_USE_FINDERS = True
+STATIC_ROOT = None  # nothing is collected in tests; the finders serve the apps' files

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from django.conf import settings
 from rest_framework import parsers
@@ -29,13 +30,37 @@ class JSONParser(parsers.JSONParser):
                 [error("json_invalid", ["body", exc.start], "JSON decode error", {}, {"error": "Invalid UTF-8"})]
             ) from exc
         try:
-            return json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(text, parse_constant=_reject_constant)
         except ValueError as exc:
             position = getattr(exc, "pos", 0)
             reason = getattr(exc, "msg", str(exc))
             raise RequestValidationError(
                 [error("json_invalid", ["body", position], "JSON decode error", {}, {"error": reason})]
             ) from exc
+        problem = _unstorable_text(text)
+        if problem:
+            position, reason = problem
+            raise RequestValidationError(
+                [error("json_invalid", ["body", position], "JSON decode error", {}, {"error": reason})]
+            )
+        return data
+
+
+# `\u0000` cannot be stored in PostgreSQL text or jsonb, and a lone UTF-16 surrogate is not a
+# character at all (Pydantic's own JSON parser refuses it too). Both are refused up front.
+_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+_SURROGATE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?")
+
+
+def _unstorable_text(text: str) -> tuple[int, str] | None:
+    nul = _NUL_ESCAPE.search(text)
+    if nul:
+        return nul.end() - 6, "NUL characters (\\u0000) are not allowed"
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        codes = [int(part[:4], 16) for part in match.group().split("\\u")[1:]]
+        if not (len(codes) == 2 and codes[0] <= 0xDBFF <= codes[1]):
+            return match.start() + match.group().index("\\u"), "lone surrogate in hex escape"
+    return None
 
 
 def _reject_constant(name: str):

@@ -184,3 +184,29 @@ def test_unhandled_error_is_json_500_without_internals(api, caplog):
     assert response.json() == {"detail": "The server failed to process the request.", "code": "server_error"}
     assert "secret internals" not in response.content.decode()
     assert "secret internals" in caplog.text  # logged for us, not shown to them
+
+
+@pytest.mark.parametrize(
+    ("body", "offset", "reason"),
+    [
+        ('{"email": "a\\u0000b"}', 12, "NUL characters (\\u0000) are not allowed"),
+        ('{"email": "\\ud906x"}', 11, "lone surrogate in hex escape"),
+        ('{"email": "x\\udd94"}', 12, "lone surrogate in hex escape"),
+    ],
+)
+def test_text_postgresql_cannot_store_is_json_invalid(api, body, offset, reason):
+    response = api.post("/api/v1/auth/token", body, content_type="application/json")
+
+    assert response.status_code == 422
+    assert response.json()["detail"] == [
+        {"type": "json_invalid", "loc": ["body", offset], "msg": "JSON decode error", "input": {},
+         "ctx": {"error": reason}}
+    ]
+
+
+def test_surrogate_pairs_and_escaped_backslashes_are_fine(api):
+    body = '{"email": "a@example.com", "password": "\\ud83d\\ude00 and \\\\u0000 as text"}'
+
+    response = api.post("/api/v1/auth/token", body, content_type="application/json")
+
+    assert response.status_code == 401  # parsed and validated; just wrong credentials

@@ -4,6 +4,7 @@ import threading
 import time
 
 import pytest
+from django.db import connection
 
 from core.models import RateLimitOverride
 from core.ratelimit import classify
@@ -136,7 +137,10 @@ def test_concurrent_requests_let_exactly_the_cap_through():
     def call():
         client = HttpsAPIClient()
         barrier.wait()
-        status = client.get("/api/v1/nothing-here").status_code
+        try:
+            status = client.get("/api/v1/nothing-here").status_code
+        finally:
+            connection.close()
         with lock:
             statuses.append(status)
 

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from core.access import Access
+from core.api.pagination import envelope, page, render_page
+from core.api.schema import error_response
+from core.api.views import ApiView
+from core.errors import NotFound
+from teams import selectors, services
+from teams.api.serializers import TeamHireInput, TeamListQuery, TeamSerializer, TeamUpdateInput
+
+TAGS = ["teams"]
+PROVIDER_ERRORS = {
+    502: error_response("The payment provider refused the change; nothing was changed."),
+    503: error_response("The payment provider is unavailable; nothing was changed."),
+}
+
+
+class TeamListView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="teams_list",
+        summary="List your teams",
+        tags=TAGS,
+        parameters=[TeamListQuery],
+        responses=envelope(TeamSerializer),
+    )
+    def get(self, request):
+        params = self.query(TeamListQuery)
+        rows, total, has_more = page(
+            selectors.teams_of(request.user, status=params.get("status")),
+            limit=params["limit"],
+            offset=params["offset"],
+        )
+        return Response(render_page(TeamSerializer, rows, total, has_more))
+
+    @extend_schema(
+        operation_id="teams_hire",
+        summary="Hire a team",
+        description="Creates the team's subscription at the payment provider, then the team.",
+        tags=TAGS,
+        request=TeamHireInput,
+        responses={201: TeamSerializer, **PROVIDER_ERRORS},
+    )
+    def post(self, request):
+        data = self.body(TeamHireInput)
+        team = services.team_hire(owner=request.user, **data)
+        return Response(TeamSerializer(team).data, status=status.HTTP_201_CREATED)
+
+
+class TeamDetailView(ApiView):
+    access = Access.USER
+
+    @extend_schema(operation_id="teams_get", summary="A team", tags=TAGS, responses=TeamSerializer)
+    def get(self, request, team_id):
+        team = selectors.team_of(request.user, team_id)
+        if team is None:
+            raise NotFound()
+        return Response(TeamSerializer(team).data)
+
+    @extend_schema(
+        operation_id="teams_update",
+        summary="Change a team's settings, or pause / resume it",
+        tags=TAGS,
+        request=TeamUpdateInput,
+        responses={200: TeamSerializer, 409: error_response("The status change is not allowed from this state.")},
+    )
+    def patch(self, request, team_id):
+        data = self.body(TeamUpdateInput)
+        team = services.team_update(team_id=team_id, owner=request.user, **data)
+        return Response(TeamSerializer(team).data)
+
+
+class TeamUnsubscribeView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="teams_unsubscribe",
+        summary="Unsubscribe (cancel at the end of the billing period)",
+        tags=TAGS,
+        request=None,
+        responses={
+            200: TeamSerializer,
+            409: error_response("Only an active team can be unsubscribed."),
+            **PROVIDER_ERRORS,
+        },
+    )
+    def post(self, request, team_id):
+        team = services.team_unsubscribe(team_id=team_id, owner=request.user)
+        return Response(TeamSerializer(team).data)
+
+
+class TeamReactivateView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="teams_reactivate",
+        summary="Reactivate (reverse an unsubscribe before the billing period ends)",
+        tags=TAGS,
+        request=None,
+        responses={
+            200: TeamSerializer,
+            409: error_response("No unsubscribe is pending, or the billing period has ended."),
+            **PROVIDER_ERRORS,
+        },
+    )
+    def post(self, request, team_id):
+        team = services.team_reactivate(team_id=team_id, owner=request.user)
+        return Response(TeamSerializer(team).data)

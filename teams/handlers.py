@@ -1,0 +1,43 @@
+"""Payment-provider events that concern team subscriptions (CONTRACT §9)."""
+
+from __future__ import annotations
+
+from teams import services
+from webhooks_app.registry import ProviderEvent, payment_event_handler
+
+
+def _period_end(obj: dict):
+    # Stripe API versions from 2025-03 keep the period on the subscription's items.
+    if obj.get("current_period_end") is not None:
+        return obj["current_period_end"]
+    items = (obj.get("items") or {}).get("data") or [{}]
+    return items[0].get("current_period_end")
+
+
+@payment_event_handler("customer.subscription.updated", "customer.subscription.deleted")
+def on_subscription_changed(event: ProviderEvent) -> None:
+    obj = event.object
+    status = "canceled" if event.type == "customer.subscription.deleted" else obj.get("status", "")
+    services.team_apply_subscription_event(
+        subscription_id=obj.get("id", ""),
+        event_created=event.created,
+        status=status,
+        cancel_at_period_end=bool(obj.get("cancel_at_period_end")),
+        period_end=_period_end(obj),
+    )
+
+
+@payment_event_handler("invoice.paid", "invoice.payment_failed")
+def on_invoice(event: ProviderEvent) -> None:
+    services.team_apply_invoice_event(
+        subscription_id=event.object.get("subscription") or "",
+        event_created=event.created,
+        paid=event.type == "invoice.paid",
+    )
+
+
+@payment_event_handler("checkout.session.completed")
+def on_checkout_completed(event: ProviderEvent) -> None:
+    services.team_apply_checkout_completed(
+        subscription_id=event.object.get("subscription") or "", event_created=event.created
+    )

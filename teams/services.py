@@ -1,0 +1,258 @@
+"""Writes for teams. The payment provider is told first; local state follows only if it agreed."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import InvalidState, NotFound
+from core.providers.payments import Subscription, get_payment_provider
+from teams.models import Team, TeamStatus
+from webhooks_app.services import event_publish
+
+logger = logging.getLogger(__name__)
+
+# Fields an owner may change with PATCH; `status` is handled separately (pause / resume).
+EDITABLE_FIELDS = (
+    "display_name",
+    "operation_mode",
+    "workflow_phase",
+    "trigger_mode",
+    "default_currency",
+    "auto_config",
+    "orchestrator_cadence",
+    "content_strategy",
+    "config",
+    "onboarding_step",
+    "connected_accounts",
+)
+
+
+def _locked(*, team_id, owner) -> Team:
+    team = Team.objects.select_for_update().filter(id=team_id, owner=owner).first()
+    if team is None:
+        raise NotFound()
+    return team
+
+
+def _publish(team: Team, event_type: str) -> None:
+    event_publish(
+        owner=team.owner,
+        event_type=event_type,
+        data={
+            "team_id": str(team.id),
+            "status": team.status,
+            "tier": team.tier,
+            "subscription_ends_at": team.subscription_ends_at.isoformat() if team.subscription_ends_at else None,
+        },
+    )
+
+
+def _status_for(team: Team, subscription_status: str, cancel_at_period_end: bool) -> str:
+    """Our team status for what the provider says about the subscription."""
+    if subscription_status in ("active", "trialing"):
+        if cancel_at_period_end:
+            return TeamStatus.CANCELLING
+        return TeamStatus.PAUSED if team.status == TeamStatus.PAUSED else TeamStatus.ACTIVE
+    if subscription_status in ("past_due", "unpaid"):
+        return TeamStatus.PAST_DUE
+    if subscription_status in ("canceled", "cancelled", "incomplete_expired"):
+        return TeamStatus.CANCELLED
+    return team.status  # incomplete and the like: nothing to change yet
+
+
+def _apply_subscription(team: Team, *, status: str, cancel_at_period_end: bool, period_end: datetime | None) -> None:
+    now = timezone.now()
+    new_status = _status_for(team, status, cancel_at_period_end)
+    team.subscription_status = status
+    if new_status == TeamStatus.CANCELLING:
+        team.subscription_ends_at = period_end
+    elif new_status in (TeamStatus.ACTIVE, TeamStatus.PAUSED, TeamStatus.PAST_DUE):
+        team.subscription_ends_at = None
+    if new_status == TeamStatus.CANCELLED and team.cancelled_at is None:
+        team.cancelled_at = now
+    if new_status in (TeamStatus.ACTIVE, TeamStatus.CANCELLING) and team.hired_at is None:
+        team.hired_at = now
+    team.status = new_status
+
+
+@transaction.atomic
+def team_hire(*, owner, team_type: str, display_name: str, tier: str, **fields: Any) -> Team:
+    """Create the subscription at the provider, then the team. Nothing is saved if the provider refuses."""
+    team = Team(owner=owner, team_type=team_type, display_name=display_name, tier=tier, **fields)
+    subscription: Subscription = get_payment_provider().create_subscription(
+        customer_email=owner.email, plan=tier, metadata={"team_id": str(team.id), "user_id": str(owner.id)}
+    )
+    team.payments_subscription_id = subscription.id
+    _apply_subscription(
+        team,
+        status=subscription.status,
+        cancel_at_period_end=subscription.cancel_at_period_end,
+        period_end=subscription.current_period_end,
+    )
+    team.save()
+    _publish(team, "team.hired")
+    logger.info("team %s hired by %s on subscription %s (%s)", team.id, owner.id, subscription.id, team.status)
+    return team
+
+
+@transaction.atomic
+def team_update(*, team_id, owner, status: str | None = None, **changes: Any) -> Team:
+    team = _locked(team_id=team_id, owner=owner)
+    for name, value in changes.items():
+        if name not in EDITABLE_FIELDS:
+            raise ValueError(f"{name} cannot be changed here")
+        setattr(team, name, value)
+    if status is not None and status != team.status:
+        _change_run_state(team, status)
+    team.save()
+    return team
+
+
+def _change_run_state(team: Team, status: str) -> None:
+    now = timezone.now()
+    if status == TeamStatus.PAUSED and team.status == TeamStatus.ACTIVE:
+        team.status, team.paused_at = TeamStatus.PAUSED, now
+        _publish(team, "team.paused")
+    elif status == TeamStatus.ACTIVE and team.status == TeamStatus.PAUSED:
+        team.status, team.paused_at = TeamStatus.ACTIVE, None
+        _publish(team, "team.resumed")
+    else:
+        raise InvalidState(f"A team cannot go from {team.status} to {status} this way.")
+
+
+@transaction.atomic
+def team_unsubscribe(*, team_id, owner) -> Team:
+    """Cancel at the end of the billing period: the team keeps working until then."""
+    team = _locked(team_id=team_id, owner=owner)
+    if team.status != TeamStatus.ACTIVE:
+        raise InvalidState(f"Only an active team can be unsubscribed; this one is {team.status}.")
+    subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, True)
+    team.status = TeamStatus.CANCELLING
+    team.subscription_status = subscription.status
+    team.subscription_ends_at = subscription.current_period_end
+    team.save()
+    _publish(team, "team.unsubscribed")
+    return team
+
+
+@transaction.atomic
+def team_reactivate(*, team_id, owner) -> Team:
+    """Reverse an unsubscribe before the period ends (SPEC). The provider is asked first; the row
+    stays locked meanwhile, so a concurrent reactivate waits and then finds the team active (409)."""
+    team = _locked(team_id=team_id, owner=owner)
+    if team.status != TeamStatus.CANCELLING:
+        raise InvalidState(f"Only a team with a pending unsubscribe can be reactivated; this one is {team.status}.")
+    if team.subscription_ends_at is None or team.subscription_ends_at <= timezone.now():
+        raise InvalidState("The billing period has ended; hire the team again instead.")
+    subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, False)
+    team.status = TeamStatus.ACTIVE
+    team.subscription_status = subscription.status
+    team.subscription_ends_at = None
+    team.save()
+    _publish(team, "team.reactivated")
+    return team
+
+
+def teams_cancel_ended(*, now: datetime | None = None) -> int:
+    """Beat job: teams whose period has ended become cancelled. Each row is claimed by a
+    conditional UPDATE, so two beats running at once cancel (and announce) each team once."""
+    now = now or timezone.now()
+    cancelled = 0
+    due = Team.objects.filter(status=TeamStatus.CANCELLING, subscription_ends_at__lte=now).values_list("id", flat=True)
+    for team_id in list(due):
+        with transaction.atomic():
+            claimed = Team.objects.filter(
+                id=team_id, status=TeamStatus.CANCELLING, subscription_ends_at__lte=now
+            ).update(status=TeamStatus.CANCELLED, cancelled_at=now, updated_at=now)
+            if claimed:
+                cancelled += 1
+                _publish(Team.objects.select_related("owner").get(id=team_id), "team.cancelled")
+    return cancelled
+
+
+# --- Provider events (registered with the payments webhook in apps.py) ---------------------------------
+
+
+def _team_for_subscription(subscription_id: str | None) -> Team | None:
+    if not subscription_id:
+        return None
+    team = (
+        Team.objects.select_for_update()
+        .select_related("owner")
+        .filter(payments_subscription_id=subscription_id)
+        .first()
+    )
+    if team is None:
+        logger.info("payment event for unknown subscription %s ignored", subscription_id)
+    return team
+
+
+def _is_stale(team: Team, event_created: datetime) -> bool:
+    if team.subscription_event_at and event_created < team.subscription_event_at:
+        logger.info("stale event for team %s (%s < %s) ignored", team.id, event_created, team.subscription_event_at)
+        return True
+    return False
+
+
+def _from_timestamp(value) -> datetime | None:
+    if value in (None, ""):
+        return None
+    return datetime.fromtimestamp(int(value), tz=UTC) if not isinstance(value, datetime) else value
+
+
+def team_apply_subscription_event(
+    *, subscription_id: str, event_created: datetime, status: str, cancel_at_period_end: bool, period_end
+) -> Team | None:
+    team = _team_for_subscription(subscription_id)
+    if team is None or _is_stale(team, event_created):
+        return team
+    before = team.status
+    _apply_subscription(
+        team, status=status, cancel_at_period_end=cancel_at_period_end, period_end=_from_timestamp(period_end)
+    )
+    team.subscription_event_at = event_created
+    team.save()
+    if before != team.status:
+        transitions = {
+            TeamStatus.ACTIVE: "team.reactivated" if before == TeamStatus.CANCELLING else "team.activated",
+            TeamStatus.CANCELLING: "team.unsubscribed",
+            TeamStatus.CANCELLED: "team.cancelled",
+            TeamStatus.PAST_DUE: "team.past_due",
+        }
+        if team.status in transitions:
+            _publish(team, transitions[team.status])
+    return team
+
+
+def team_apply_invoice_event(*, subscription_id: str, event_created: datetime, paid: bool) -> Team | None:
+    team = _team_for_subscription(subscription_id)
+    if team is None or _is_stale(team, event_created):
+        return team
+    if paid and team.status == TeamStatus.PAST_DUE:
+        team.status, team.subscription_status = TeamStatus.ACTIVE, "active"
+        _publish(team, "team.activated")
+    elif not paid and team.status == TeamStatus.ACTIVE:
+        team.status, team.subscription_status = TeamStatus.PAST_DUE, "past_due"
+        _publish(team, "team.past_due")
+    team.subscription_event_at = event_created
+    team.save()
+    return team
+
+
+def team_apply_checkout_completed(*, subscription_id: str, event_created: datetime) -> Team | None:
+    """Checkout finished: the subscription is paid for, so an onboarding team becomes active."""
+    team = _team_for_subscription(subscription_id)
+    if team is None or _is_stale(team, event_created):
+        return team
+    if team.status == TeamStatus.ONBOARDING:
+        team.status, team.subscription_status = TeamStatus.ACTIVE, "active"
+        team.hired_at = team.hired_at or timezone.now()
+        _publish(team, "team.activated")
+    team.subscription_event_at = event_created
+    team.save()
+    return team
