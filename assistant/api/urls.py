@@ -1,1 +1,16 @@
-urlpatterns: list = []
+from django.urls import path
+
+from assistant.api import tools_views, views
+
+urlpatterns = [
+    path("assistant/messages", views.AssistantMessagesView.as_view(), name="assistant-messages"),
+    path("assistant/conversations", views.AssistantConversationsView.as_view(), name="assistant-conversations"),
+    path("assistant/me", views.AssistantMeView.as_view(), name="assistant-me"),
+    path("allmodelchat/models", views.ImageModelsView.as_view(), name="allmodelchat-models"),
+    path("allmodelchat/credits", views.CreditsView.as_view(), name="allmodelchat-credits"),
+    path("allmodelchat/generate/image", views.ImageGenerateView.as_view(), name="allmodelchat-generate-image"),
+    path("brief/generate", tools_views.BriefGenerateView.as_view(), name="brief-generate"),
+    path("brief/suggestions", tools_views.BriefSuggestionsView.as_view(), name="brief-suggestions"),
+    path("signature/tagline", tools_views.TaglineView.as_view(), name="signature-tagline"),
+    path("signature/scrape-website", tools_views.ScrapeWebsiteView.as_view(), name="signature-scrape-website"),
+]

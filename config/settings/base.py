@@ -205,6 +205,10 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {"uid": {"type": "string", "format": "uuid"}},
     # One schema name per shared choice set (a field and its list form would otherwise get two).
     "ENUM_NAME_OVERRIDES": {
+        "CampaignObjectiveEnum": "assistant.catalogue.OBJECTIVE_CHOICES",
+        "CampaignChannelEnum": "assistant.catalogue.CHANNEL_CHOICES",
+        "AttachmentTypeEnum": "assistant.catalogue.ATTACHMENT_TYPES",
+        "ImageProviderEnum": "assistant.catalogue.IMAGE_PROVIDERS",
         "SnapshotStatusEnum": "scrapers.models.SnapshotStatus",
         "ScraperProviderEnum": "scrapers.providers.PROVIDERS",
     },
@@ -255,6 +259,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "accounts.tasks.flush_expired_tokens",
         "schedule": timedelta(hours=24),
     },
+    # An image generation whose web process died mid-call stays pending with its credits taken;
+    # after 15 minutes it is failed and refunded. Every 10 minutes keeps the wait short and cheap.
+    "assistant.refund_stale_image_generations": {
+        "task": "assistant.tasks.refund_stale_image_generations",
+        "schedule": timedelta(minutes=10),
+    },
     # Teams whose billing period ended after an unsubscribe become cancelled. Hourly is fine-grained
     # enough for billing periods of a month; each team is claimed by a conditional UPDATE.
     "teams.cancel_ended_subscriptions": {
@@ -288,8 +298,15 @@ STRIPE_API_KEY = env.str("STRIPE_API_KEY", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com")
 # Plan name → Stripe price id, e.g. "starter=price_123,growth=price_456".
 STRIPE_PRICE_IDS = env.dict("STRIPE_PRICE_IDS", default={})
-IMAGE_PROVIDER = env.str("IMAGE_PROVIDER", default="local")
-LLM_PROVIDER = env.str("LLM_PROVIDER", default="local")
+# Image generation: IMAGE_PROVIDER picks the default image model (the local renderer, or OpenAI's
+# when OPENAI_API_KEY is set); LLM_PROVIDER serves the assistant and the free brief/tagline tools.
+IMAGE_PROVIDER = env_choice("IMAGE_PROVIDER", ("local", "openai"), "local")
+LLM_PROVIDER = env_choice("LLM_PROVIDER", ("local", "openai"), "local")
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
+OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
+OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per attempt
+OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=3)  # on 429/5xx and network errors, with backoff
 SCRAPER_PROVIDER = env_choice("SCRAPER_PROVIDER", ("local", "brightdata"), "local")
 BRIGHTDATA_API_TOKEN = env.str("BRIGHTDATA_API_TOKEN", default="")
 BRIGHTDATA_BASE_URL = env.str("BRIGHTDATA_BASE_URL", default="https://api.brightdata.com")

@@ -1,0 +1,21 @@
+"""Reads for the assistant and AllModelChat."""
+
+from __future__ import annotations
+
+from accounts.models import User
+from assistant.models import AssistantMessage, CreditTransaction
+from core.api.pagination import page
+
+
+def assistant_messages_page(*, user: User, limit: int, offset: int) -> tuple[list[AssistantMessage], int, bool]:
+    """The user's conversation, newest first. Two queries whatever the page size; none of it if no assistant."""
+    messages = AssistantMessage.objects.filter(assistant__user=user).order_by("-created_at", "-id")
+    return page(messages, limit=limit, offset=offset)
+
+
+def credit_balance(*, user: User) -> int:
+    return User.objects.filter(pk=user.pk).values_list("credits", flat=True).get()
+
+
+def credit_transactions(*, user: User):
+    return CreditTransaction.objects.filter(user=user).order_by("-created_at")

@@ -1,0 +1,5 @@
+from core.access import Access
+
+ROUTES = {
+    "POST /api/v1/ads/simulate": Access.USER_OR_KEY,
+}

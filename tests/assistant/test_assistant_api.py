@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import pytest
+
+from assistant.models import Assistant, AssistantMessage
+from tests.assistant.factories import AssistantFactory, AssistantMessageFactory
+
+pytestmark = pytest.mark.django_db
+
+MESSAGES = "/api/v1/assistant/messages"
+CONVERSATIONS = "/api/v1/assistant/conversations"
+ME = "/api/v1/assistant/me"
+
+
+def test_a_message_stores_the_question_and_the_reply(alice_api, alice):
+    response = alice_api.post(MESSAGES, {"content": "How many credits do I have?"}, format="json")
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["user_message"]["role"] == "user"
+    assert body["user_message"]["content"] == "How many credits do I have?"
+    assert body["user_message"]["message_type"] == "text"
+    assert body["assistant_message"]["role"] == "assistant"
+    assert body["assistant_message"]["content"].startswith("(Local model) You have 0 credits")
+    assert body["assistant_message"]["attachments"] == []
+    assistant = Assistant.objects.get(user=alice)
+    assert sorted(assistant.messages.values_list("role", flat=True)) == ["assistant", "user"]
+
+
+def test_the_conversation_lists_the_reply_above_the_question(alice_api):
+    sent = alice_api.post(MESSAGES, {"content": "hello"}, format="json").json()
+
+    listed = alice_api.get(CONVERSATIONS).json()
+
+    assert [m["id"] for m in listed["messages"]] == [sent["assistant_message"]["id"], sent["user_message"]["id"]]
+    assert listed["total"] == 2
+    assert listed["has_more"] is False
+
+
+def test_image_attachments_make_an_image_message(alice_api):
+    response = alice_api.post(
+        MESSAGES,
+        {"content": "What do you think?", "attachments": [{"type": "image", "url": "https://cdn.example/a.png"}]},
+        format="json",
+    )
+
+    assert response.status_code == 201, response.content
+    assert response.json()["user_message"]["message_type"] == "image"
+    assert response.json()["user_message"]["attachments"] == [{"type": "image", "url": "https://cdn.example/a.png"}]
+
+
+def test_the_reply_sees_the_earlier_conversation(alice_api):
+    alice_api.post(MESSAGES, {"content": "Sustainable packaging"}, format="json")
+
+    reply = alice_api.post(MESSAGES, {"content": "Recycled paper options"}, format="json").json()["assistant_message"]
+
+    assert "message 2 of our conversation" in reply["content"]
+
+
+def test_paging_45_messages_by_20(alice_api, alice):
+    assistant = AssistantFactory(user=alice)
+    created = AssistantMessageFactory.create_batch(45, assistant=assistant)
+    newest_first = [str(m.id) for m in reversed(created)]
+
+    pages = [alice_api.get(CONVERSATIONS, {"limit": 20, "offset": offset}).json() for offset in (0, 20, 40)]
+
+    assert [len(p["messages"]) for p in pages] == [20, 20, 5]
+    assert [p["has_more"] for p in pages] == [True, True, False]
+    assert [p["total"] for p in pages] == [45, 45, 45]
+    assert [m["id"] for p in pages for m in p["messages"]] == newest_first
+
+    assert alice_api.delete(ME).status_code == 204
+    assert alice_api.get(CONVERSATIONS).json() == {"messages": [], "has_more": False, "total": 0}
+    assert not AssistantMessage.objects.filter(assistant__user=alice).exists()
+
+
+def test_default_page_is_20(alice_api, alice):
+    AssistantMessageFactory.create_batch(21, assistant=AssistantFactory(user=alice))
+
+    body = alice_api.get(CONVERSATIONS).json()
+
+    assert len(body["messages"]) == 20
+    assert body["has_more"] is True
+
+
+@pytest.mark.parametrize(
+    ("params", "loc", "type_"),
+    [
+        ({"limit": 0}, ["query", "limit"], "greater_than_equal"),
+        ({"limit": 101}, ["query", "limit"], "less_than_equal"),
+        ({"offset": -1}, ["query", "offset"], "greater_than_equal"),
+        ({"limit": "x"}, ["query", "limit"], "int_parsing"),
+    ],
+)
+def test_paging_parameters_are_validated(alice_api, params, loc, type_):
+    response = alice_api.get(CONVERSATIONS, params)
+
+    assert response.status_code == 422
+    assert [(e["loc"], e["type"]) for e in response.json()["detail"]] == [(loc, type_)]
+
+
+def test_the_list_costs_the_same_queries_for_1_or_25_messages(alice_api, alice, django_assert_num_queries):
+    assistant = AssistantFactory(user=alice)
+    AssistantMessageFactory(assistant=assistant)
+    alice_api.get(CONVERSATIONS)  # warms the platform's cached rate-limit overrides
+    with django_assert_num_queries(3):  # the user (JWT), the count, the page
+        assert len(alice_api.get(CONVERSATIONS).json()["messages"]) == 1
+
+    AssistantMessageFactory.create_batch(24, assistant=assistant)
+    with django_assert_num_queries(3):
+        assert len(alice_api.get(CONVERSATIONS, {"limit": 25}).json()["messages"]) == 25
+
+
+def test_another_users_conversation_is_not_listed_or_deleted(alice_api, bob):
+    AssistantMessageFactory.create_batch(3, assistant=AssistantFactory(user=bob))
+
+    assert alice_api.get(CONVERSATIONS).json()["total"] == 0
+    assert alice_api.delete(ME).status_code == 204
+    assert AssistantMessage.objects.filter(assistant__user=bob).count() == 3
+
+
+def test_delete_without_an_assistant_is_204_and_a_new_message_starts_fresh(alice_api, alice):
+    assert alice_api.delete(ME).status_code == 204
+
+    alice_api.post(MESSAGES, {"content": "first"}, format="json")
+    old = Assistant.objects.get(user=alice).id
+    assert alice_api.delete(ME).status_code == 204
+    assert not Assistant.objects.filter(user=alice).exists()
+
+    alice_api.post(MESSAGES, {"content": "again"}, format="json")
+    fresh = Assistant.objects.get(user=alice)
+    assert fresh.id != old
+    assert fresh.messages.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "loc", "type_"),
+    [
+        ({}, ["body", "content"], "missing"),
+        ({"content": ""}, ["body", "content"], "string_too_short"),
+        ({"content": "x" * 4001}, ["body", "content"], "string_too_long"),
+        (
+            {"content": "hi", "attachments": [{"type": "video", "url": "https://a.test/v"}]},
+            ["body", "attachments", 0, "type"],
+            "literal_error",
+        ),
+        (
+            {"content": "hi", "attachments": [{"type": "link", "url": "nope"}]},
+            ["body", "attachments", 0, "url"],
+            "url_parsing",
+        ),
+    ],
+)
+def test_bad_messages_are_422_and_store_nothing(alice_api, alice, body, loc, type_):
+    response = alice_api.post(MESSAGES, body, format="json")
+
+    assert response.status_code == 422
+    assert [(e["loc"], e["type"]) for e in response.json()["detail"]] == [(loc, type_)]
+    assert not Assistant.objects.filter(user=alice).exists()
+
+
+def test_a_failing_language_model_stores_nothing(alice_api, alice, settings, fake_openai):
+    settings.LLM_PROVIDER = "openai"
+    fake_openai.replies = [(500, {"error": {"message": "overloaded"}})]
+
+    response = alice_api.post(MESSAGES, {"content": "hello"}, format="json")
+
+    assert response.status_code == 502
+    assert response.json()["code"] == "provider_error"
+    assert not Assistant.objects.filter(user=alice).exists()
+
+
+def test_the_openai_provider_gets_the_history_and_the_users_facts(alice_api, alice, settings, fake_openai):
+    settings.LLM_PROVIDER = "openai"
+    AssistantMessageFactory(assistant=AssistantFactory(user=alice), role="user", content="earlier question")
+    fake_openai.replies = [(200, {"model": "gpt-test", "choices": [{"message": {"content": "Remote answer."}}]})]
+
+    response = alice_api.post(MESSAGES, {"content": "new question"}, format="json")
+
+    assert response.status_code == 201, response.content
+    assert response.json()["assistant_message"]["content"] == "Remote answer."
+    [request] = fake_openai.requests
+    assert request["path"] == "/v1/chat/completions"
+    assert request["authorization"] == "Bearer sk-test-key"
+    sent = request["body"]["messages"]
+    assert sent[0]["role"] == "system" and "- name: alice@example.com" in sent[0]["content"]
+    assert sent[1:] == [{"role": "user", "content": "earlier question"}, {"role": "user", "content": "new question"}]
+
+
+def test_anonymous_is_401(api):
+    assert api.get(CONVERSATIONS).status_code == 401
+    assert api.post(MESSAGES, {"content": "x"}, format="json").status_code == 401
+    assert api.delete(ME).status_code == 401
