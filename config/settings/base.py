@@ -211,6 +211,7 @@ SPECTACULAR_SETTINGS = {
         "ImageProviderEnum": "assistant.catalogue.IMAGE_PROVIDERS",
         "SnapshotStatusEnum": "scrapers.models.SnapshotStatus",
         "ScraperProviderEnum": "scrapers.providers.PROVIDERS",
+        "ResearchModuleEnum": "brands.models.brand.ResearchModule",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -258,6 +259,12 @@ CELERY_BEAT_SCHEDULE = {
     "accounts.flush_expired_tokens": {
         "task": "accounts.tasks.flush_expired_tokens",
         "schedule": timedelta(hours=24),
+    },
+    # A preflight publication lives PUBLICATION_PREFLIGHT_MINUTES (30); cancelling the expired ones
+    # every minute keeps `status` truthful within a minute of `expires_at`. Idempotent.
+    "brands.expire_preflights": {
+        "task": "brands.tasks.expire_preflights",
+        "schedule": timedelta(minutes=1),
     },
     # An image generation whose web process died mid-call stays pending with its credits taken;
     # after 15 minutes it is failed and refunded. Every 10 minutes keeps the wait short and cheap.
@@ -312,6 +319,11 @@ BRIGHTDATA_API_TOKEN = env.str("BRIGHTDATA_API_TOKEN", default="")
 BRIGHTDATA_BASE_URL = env.str("BRIGHTDATA_BASE_URL", default="https://api.brightdata.com")
 # A scraping snapshot still running this long after it was triggered is marked failed by the poller.
 SCRAPER_SNAPSHOT_DEADLINE = timedelta(seconds=env.int("SCRAPER_SNAPSHOT_DEADLINE", default=2 * 60 * 60))
+# Publishing creatives (brands): `local` checks the platform rules and records the post on this machine,
+# with permalinks under PUBLISHING_LOCAL_PERMALINK_BASE. An unconfirmed preflight expires after N minutes.
+PUBLISHING_PROVIDER = env_choice("PUBLISHING_PROVIDER", ("local",), "local")
+PUBLISHING_LOCAL_PERMALINK_BASE = env.str("PUBLISHING_LOCAL_PERMALINK_BASE", default="local://published")
+PUBLICATION_PREFLIGHT_MINUTES = env.int("PUBLICATION_PREFLIGHT_MINUTES", default=30)
 
 # --- Logging -----------------------------------------------------------------------------------------------
 

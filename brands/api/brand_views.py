@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from brands.api.brand_serializers import (
+    BrandInput,
+    BrandKitInput,
+    BrandKitListQuery,
+    BrandKitSerializer,
+    BrandKitUpdateInput,
+    BrandSerializer,
+    LinkTeamSerializer,
+    ResearchStatusSerializer,
+)
+from brands.selectors.brands import brand_of, brands_of, kit_of, kits_of
+from brands.selectors.research import research_status
+from brands.services import brands as services
+from core.access import Access
+from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.schema import error_response
+from core.api.views import ApiView
+
+BRAND_TAGS = ["brands"]
+KIT_TAGS = ["brand kits"]
+
+
+class BrandListView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="brands_list",
+        summary="List your brands",
+        description="Newest first.",
+        tags=BRAND_TAGS,
+        parameters=[PageQuery],
+        responses=envelope(BrandSerializer),
+    )
+    def get(self, request):
+        params = self.query(PageQuery)
+        rows, total, has_more = page(brands_of(request.user), **params)
+        return Response(render_page(BrandSerializer, rows, total, has_more))
+
+    @extend_schema(
+        operation_id="brands_create",
+        summary="Create a brand",
+        tags=BRAND_TAGS,
+        request=BrandInput,
+        responses={201: BrandSerializer},
+    )
+    def post(self, request):
+        data = self.body(BrandInput)
+        brand = services.brand_create(owner=request.user, data=data)
+        return Response(BrandSerializer(brand).data, status=status.HTTP_201_CREATED)
+
+
+class BrandDetailView(ApiView):
+    access = Access.USER
+
+    @extend_schema(operation_id="brands_get", summary="A brand", tags=BRAND_TAGS, responses=BrandSerializer)
+    def get(self, request, brand_id):
+        return Response(BrandSerializer(brand_of(request.user, brand_id)).data)
+
+    @extend_schema(
+        operation_id="brands_update",
+        summary="Change a brand",
+        description="Changing website_url without domain re-derives domain from it.",
+        tags=BRAND_TAGS,
+        request=BrandInput,
+        responses=BrandSerializer,
+    )
+    def patch(self, request, brand_id):
+        changes = self.body(BrandInput, partial=True)
+        brand = services.brand_update(owner=request.user, brand_id=brand_id, changes=changes)
+        return Response(BrandSerializer(brand).data)
+
+    @extend_schema(
+        operation_id="brands_delete",
+        summary="Delete a brand",
+        description="Deletes its kits, competitors, tracked groups, artifacts and publications; linked teams "
+        "forget the brand.",
+        tags=BRAND_TAGS,
+        responses={204: OpenApiResponse(description="Deleted.")},
+    )
+    def delete(self, request, brand_id):
+        services.brand_delete(owner=request.user, brand_id=brand_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ResearchStatusView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="brands_research_status",
+        summary="The brand's background research status",
+        description="Six items, always in this order: competitors, brand_classification, paid_media, "
+        "organic_social, seo, website. Status: not_started → queued → running → completed | failed.",
+        tags=BRAND_TAGS,
+        responses=ResearchStatusSerializer,
+    )
+    def get(self, request, brand_id):
+        brand = brand_of(request.user, brand_id)
+        return Response(ResearchStatusSerializer(research_status(brand)).data)
+
+
+class BrandKitListView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="brand_kits_list",
+        summary="List your brand kits",
+        description="Newest first.",
+        tags=KIT_TAGS,
+        parameters=[BrandKitListQuery],
+        responses=envelope(BrandKitSerializer),
+    )
+    def get(self, request):
+        params = self.query(BrandKitListQuery)
+        rows, total, has_more = page(
+            kits_of(request.user, brand_id=params.get("brand_id")), limit=params["limit"], offset=params["offset"]
+        )
+        return Response(render_page(BrandKitSerializer, rows, total, has_more))
+
+    @extend_schema(
+        operation_id="brand_kits_create",
+        summary="Create a brand kit for one of your brands",
+        tags=KIT_TAGS,
+        request=BrandKitInput,
+        responses={201: BrandKitSerializer, 404: error_response("No such brand (brand_id), or not yours.")},
+    )
+    def post(self, request):
+        data = self.body(BrandKitInput)
+        kit = services.brand_kit_create(owner=request.user, brand_id=data.pop("brand_id"), data=data)
+        return Response(BrandKitSerializer(kit).data, status=status.HTTP_201_CREATED)
+
+
+class BrandKitDetailView(ApiView):
+    access = Access.USER
+
+    @extend_schema(operation_id="brand_kits_get", summary="A brand kit", tags=KIT_TAGS, responses=BrandKitSerializer)
+    def get(self, request, kit_id):
+        return Response(BrandKitSerializer(kit_of(request.user, kit_id)).data)
+
+    @extend_schema(
+        operation_id="brand_kits_update",
+        summary="Change a brand kit",
+        tags=KIT_TAGS,
+        request=BrandKitUpdateInput,
+        responses=BrandKitSerializer,
+    )
+    def patch(self, request, kit_id):
+        changes = self.body(BrandKitUpdateInput, partial=True)
+        kit = services.brand_kit_update(owner=request.user, kit_id=kit_id, changes=changes)
+        return Response(BrandKitSerializer(kit).data)
+
+
+class BrandKitLinkTeamView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="brand_kits_link_team",
+        summary="Link a brand kit to one of your teams and start the brand audits",
+        description="The team shows the kit's brand from now on (a team has one kit, a kit one team). After the "
+        "link is committed, one audit per default module (brand_classification, competitors, and website when "
+        "the brand has a website URL) plus each module named in the team's config.audits is started as a "
+        "background task; each moves its research item queued → running → completed | failed and writes an "
+        "artifact. An audit that cannot start is logged and skipped: this call still succeeds.",
+        tags=KIT_TAGS,
+        request=None,
+        responses=LinkTeamSerializer,
+    )
+    def post(self, request, kit_id, team_id):
+        result = services.brand_kit_link_team(owner=request.user, kit_id=kit_id, team_id=team_id)
+        return Response(
+            LinkTeamSerializer(
+                {
+                    "kit_id": result.kit.id,
+                    "team_id": result.team.id,
+                    "brand_id": result.kit.brand_id,
+                    "linked": True,
+                    "audits": result.audits,
+                }
+            ).data
+        )

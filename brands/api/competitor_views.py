@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from brands.api.competitor_serializers import (
+    CompetitorInput,
+    CompetitorListQuery,
+    CompetitorSerializer,
+    CompetitorUpdateInput,
+)
+from brands.selectors.brands import brand_of
+from brands.selectors.competitors import competitor_roster_json
+from brands.services import competitors as services
+from core.access import Access
+from core.api.schema import error_response
+from core.api.views import ApiView
+
+TAGS = ["competitors"]
+NAME_ONLY = error_response("`name_only`: a brand_kit row cannot be changed here; edit the kit's competitor_names.")
+
+
+class CompetitorListView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="competitors_list",
+        summary="The brand's competitors",
+        description=(
+            "Discovered rows (`seo_discovery`: the seed layer for the brand's domain read through the brand's "
+            "copies, adopted discoveries and manual rows) merged with the names in the brand's kits "
+            "(`brand_kit`, name only, stable ids). A kit name that duplicates a discovered row (or an earlier "
+            "kit name) is dropped: names are normalised (case, accents, punctuation, legal suffixes such as "
+            "inc/llc/ltd/gmbh/corp/co, a leading 'the', a trailing domain suffix) and compared with rapidfuzz "
+            "token_sort_ratio >= 90; the discovered row wins. Order: starred first, then seo_discovery before "
+            "brand_kit, then name. `?removed=true` lists only the removed seed rows."
+        ),
+        tags=TAGS,
+        parameters=[CompetitorListQuery],
+        responses=CompetitorSerializer(many=True),
+    )
+    def get(self, request, brand_id):
+        params = self.query(CompetitorListQuery)
+        brand = brand_of(request.user, brand_id)
+        # Rendered by the selector (see brands.selectors.competitors): thousands of rows would
+        # cost more through a serializer than everything else in the request.
+        return HttpResponse(competitor_roster_json(brand, removed=params["removed"]), content_type="application/json")
+
+    @extend_schema(
+        operation_id="competitors_create",
+        summary="Add a competitor by hand",
+        description="The row has `override.added` true and `analysis_data.added_manually` true.",
+        tags=TAGS,
+        request=CompetitorInput,
+        responses={
+            201: CompetitorSerializer,
+            409: error_response("`duplicate_competitor`: the roster already has a competitor with this name."),
+        },
+    )
+    def post(self, request, brand_id):
+        data = self.body(CompetitorInput)
+        row = services.competitor_add(owner=request.user, brand_id=brand_id, data=data)
+        return Response(CompetitorSerializer(row).data, status=status.HTTP_201_CREATED)
+
+
+class CompetitorDetailView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="competitors_update",
+        summary="Star or edit a competitor",
+        description="On a seed row the change is recorded in the brand's copy (override.starred / "
+        "override.edited_fields); a field set back to the seed's value is no longer an edit.",
+        tags=TAGS,
+        request=CompetitorUpdateInput,
+        responses={200: CompetitorSerializer, 409: NAME_ONLY},
+    )
+    def patch(self, request, brand_id, competitor_id):
+        changes = self.body(CompetitorUpdateInput, partial=True)
+        row = services.competitor_update(
+            owner=request.user, brand_id=brand_id, competitor_id=competitor_id, changes=changes
+        )
+        return Response(CompetitorSerializer(row).data)
+
+    @extend_schema(
+        operation_id="competitors_delete",
+        summary="Remove a competitor",
+        description="A seed row becomes removed (listed under ?removed=true, restorable); a manual row is deleted.",
+        tags=TAGS,
+        responses={204: OpenApiResponse(description="Removed."), 409: NAME_ONLY},
+    )
+    def delete(self, request, brand_id, competitor_id):
+        services.competitor_remove(owner=request.user, brand_id=brand_id, competitor_id=competitor_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CompetitorRestoreView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="competitors_restore",
+        summary="Restore a removed seed row",
+        tags=TAGS,
+        request=None,
+        responses={
+            200: CompetitorSerializer,
+            409: error_response("`invalid_state`: the competitor is not removed; `name_only`: a brand_kit row."),
+        },
+    )
+    def post(self, request, brand_id, competitor_id):
+        row = services.competitor_restore(owner=request.user, brand_id=brand_id, competitor_id=competitor_id)
+        return Response(CompetitorSerializer(row).data)

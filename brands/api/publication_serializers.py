@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from brands.api.fields import OptionalTextField
+from brands.models import Publication, PublicationAction, PublicationPhase, PublicationPlatform, PublicationStatus
+
+PREVIEW_KINDS = ["image", "video", "carousel"]
+PHASE_HELP = "Finer step inside the status. " + "; ".join(f"`{v}`: {label}" for v, label in PublicationPhase.choices)
+
+
+class PreviewCopyInput(serializers.Serializer):
+    caption = serializers.CharField(max_length=70_000, required=False, allow_blank=True)
+    primary_text = serializers.CharField(max_length=70_000, required=False, allow_blank=True)
+    headline = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    description = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+    link_url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    call_to_action = serializers.CharField(max_length=50, required=False, allow_blank=True)
+
+
+class PreviewInput(serializers.Serializer):
+    """What will be published. Platform rules (caption length, aspect ratio, media type...) are
+    not validation errors: they show up as `warnings` on the preflight and decide the outcome."""
+
+    platform = serializers.ChoiceField(
+        choices=PublicationPlatform.choices, required=False, help_text="Defaults to the publication's platform."
+    )
+    placement = serializers.CharField(
+        max_length=50, required=False, allow_blank=True, allow_null=True, help_text="Default feed."
+    )
+    kind = serializers.ChoiceField(choices=PREVIEW_KINDS, required=False, help_text="Default image.")
+    media_url = serializers.CharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+    media_sha256 = serializers.CharField(max_length=64, required=False, allow_blank=True, allow_null=True)
+    content_type = serializers.CharField(max_length=100, required=False, allow_blank=True, allow_null=True)
+    width = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True)
+    height = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True)
+    copy = PreviewCopyInput(required=False)
+    duration_s = serializers.FloatField(min_value=0, max_value=86_400, required=False, allow_null=True)
+
+
+class PublicationCreateInput(serializers.Serializer):
+    creative_id = serializers.UUIDField()
+    variant_index = serializers.IntegerField(min_value=0, max_value=1000, default=0)
+    action = serializers.ChoiceField(choices=PublicationAction.choices)
+    platform = serializers.ChoiceField(choices=PublicationPlatform.choices)
+    destination_id = serializers.CharField(max_length=200, help_text="The page or account to publish to.")
+    destination_label = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    preview = PreviewInput()
+
+    def validate(self, attrs):
+        preview_platform = attrs["preview"].get("platform")
+        if preview_platform and preview_platform != attrs["platform"]:
+            raise serializers.ValidationError(
+                "preview.platform must be the publication's platform.", code="platform_mismatch"
+            )
+        return attrs
+
+
+class PreviewCopySerializer(serializers.Serializer):
+    caption = serializers.CharField()
+    primary_text = serializers.CharField()
+    headline = serializers.CharField()
+    description = serializers.CharField()
+    link_url = serializers.CharField()
+    call_to_action = serializers.CharField()
+
+
+class PreviewSerializer(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=PublicationPlatform.choices)
+    placement = serializers.CharField()
+    kind = serializers.ChoiceField(choices=PREVIEW_KINDS)
+    media_url = serializers.CharField(allow_null=True)
+    media_sha256 = serializers.CharField(allow_null=True)
+    content_type = serializers.CharField(allow_null=True)
+    width = serializers.IntegerField(allow_null=True)
+    height = serializers.IntegerField(allow_null=True)
+    copy = PreviewCopySerializer()
+    duration_s = serializers.FloatField(allow_null=True, help_text="Seconds.")
+
+
+class PublicationSerializer(serializers.ModelSerializer):
+    phase = serializers.ChoiceField(choices=PublicationPhase.choices, help_text=PHASE_HELP)
+    payload_hash = serializers.CharField(help_text="sha256 (hex) of the canonical JSON (sorted keys) of the payload.")
+    preview = PreviewSerializer()
+    warnings = serializers.ListField(child=serializers.CharField())
+    destination_label = OptionalTextField()
+    remote_id = OptionalTextField()
+    permalink = OptionalTextField()
+    error_code = OptionalTextField(
+        help_text="On failed / needs_attention: media_missing, copy_missing, link_missing, invalid_media_url, "
+        "invalid_media_sha256, unsupported_media_type, caption_too_long, too_many_hashtags, invalid_aspect_ratio, "
+        "image_too_small, video_too_long, platform_mismatch, provider_unavailable."
+    )
+    error_message = OptionalTextField()
+
+    class Meta:
+        model = Publication
+        fields = [
+            "id",
+            "creative_id",
+            "variant_index",
+            "action",
+            "platform",
+            "status",
+            "phase",
+            "payload_hash",
+            "destination_id",
+            "destination_label",
+            "expires_at",
+            "created_at",
+            "preview",
+            "confirmed_at",
+            "completed_at",
+            "warnings",
+            "remote_id",
+            "permalink",
+            "error_code",
+            "error_message",
+        ]
+
+
+class PublicationListQuery(serializers.Serializer):
+    status = serializers.ChoiceField(choices=PublicationStatus.choices, required=False)
+    platform = serializers.ChoiceField(choices=PublicationPlatform.choices, required=False)
+    action = serializers.ChoiceField(choices=PublicationAction.choices, required=False)
+    creative_id = serializers.UUIDField(required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from brands.api.publication_serializers import PublicationCreateInput, PublicationListQuery, PublicationSerializer
+from brands.selectors.brands import brand_of
+from brands.selectors.publications import publications_of
+from brands.services import publications as services
+from core.access import Access
+from core.api.schema import error_response
+from core.api.views import ApiView
+
+TAGS = ["publications"]
+
+
+class BrandPublicationListView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="publications_list",
+        summary="The brand's publications",
+        description="Newest first, filtered by the query. A bare array (limit 1-200, default 50; offset).",
+        tags=TAGS,
+        parameters=[PublicationListQuery],
+        responses=PublicationSerializer(many=True),
+    )
+    def get(self, request, brand_id):
+        params = self.query(PublicationListQuery)
+        limit, offset = params.pop("limit"), params.pop("offset")
+        brand = brand_of(request.user, brand_id)
+        rows = publications_of(brand, **params)[offset : offset + limit]
+        return Response(PublicationSerializer(rows, many=True).data)
+
+    @extend_schema(
+        operation_id="publications_create",
+        summary="Prepare a publication (preflight)",
+        description="Creates a `preflight` publication for a creative: the exact payload to publish, its "
+        "payload_hash, the platform rules' verdict as `warnings`, and `expires_at` (30 minutes by default). "
+        "Nothing is published until it is confirmed.",
+        tags=TAGS,
+        request=PublicationCreateInput,
+        responses={201: PublicationSerializer},
+    )
+    def post(self, request, brand_id):
+        data = self.body(PublicationCreateInput)
+        publication = services.publication_create(owner=request.user, brand_id=brand_id, data=data)
+        return Response(PublicationSerializer(publication).data, status=status.HTTP_201_CREATED)
+
+
+class PublicationConfirmView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="publications_confirm",
+        summary="Confirm a preflight: queue it for publishing",
+        description="preflight → queued; the publisher then moves it to processing and to succeeded, failed or "
+        "needs_attention. Each change emits a `publication.status_changed` webhook event.",
+        tags=TAGS,
+        request=None,
+        responses={
+            200: PublicationSerializer,
+            409: error_response("`invalid_state`: not a preflight, or the preflight has expired."),
+        },
+    )
+    def post(self, request, publication_id):
+        publication = services.publication_confirm(owner=request.user, publication_id=publication_id)
+        return Response(PublicationSerializer(publication).data)
+
+
+class PublicationCancelView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="publications_cancel",
+        summary="Cancel a preflight or queued publication",
+        tags=TAGS,
+        request=None,
+        responses={
+            200: PublicationSerializer,
+            409: error_response("`invalid_state`: only preflight and queued publications can be cancelled."),
+        },
+    )
+    def post(self, request, publication_id):
+        publication = services.publication_cancel(owner=request.user, publication_id=publication_id)
+        return Response(PublicationSerializer(publication).data)

@@ -1,0 +1,147 @@
+"""A brand's competitor roster: seed layer + the brand's copies + brand-kit names (CONTRACT §11).
+
+- Seed rows: the seeds for the brand's domain (public ones, and the owner's private ones), each
+  read through the brand's copy of it when there is one: a field named in the copy's
+  `edited_fields` comes from the copy, every other field from the seed. A copy of a seed outside
+  that layer shows only when it was `added` (adopted); otherwise it waits until the seed applies.
+- Manual rows: copies without a seed.
+- Brand-kit rows: every name of every kit of the brand (oldest kit first), name only, with the
+  stable id uuid5(kit id, normalised name), unless it duplicates a discovered row or an earlier kit
+  name (brands.matching; the discovered row wins). Removed rows do not hide kit names.
+- Active roster order: starred first, then seo_discovery before brand_kit, then name.
+
+Speed: a roster can hold thousands of rows. The discovered rows come rendered as JSON text
+(brands.selectors.competitor_rows: by PostgreSQL itself); Python merges the kit names, sorts and
+joins. Three queries whatever the size: the discovered rows, the kits' names, and the brand (read by
+the caller).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from brands.matching import NameIndex, normalize_name
+from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
+from brands.selectors.competitor_rows import (
+    TEXT_FIELDS,
+    Row,
+    brand_seeds,
+    discovered_row,
+    discovered_rows,
+    iso,
+    seed_row_id,
+)
+from core.errors import NotFound
+
+SEO_DISCOVERY = "seo_discovery"
+BRAND_KIT = "brand_kit"
+
+__all__ = ["brand_seeds", "seed_row_id"]  # re-exported for services
+
+
+def kit_row_id(kit_id: UUID, name_key: str) -> UUID:
+    return uuid.uuid5(kit_id, name_key)
+
+
+def _kit_row_json(brand: Brand, kit_id: UUID, created_at: datetime, updated_at: datetime, name: str, key: str) -> str:
+    """A brand_kit row: name and identity only (SPEC rule 4)."""
+    row: dict[str, Any] = {
+        "brand_id": str(brand.id),
+        "name": name,
+        "id": str(kit_row_id(kit_id, key)),
+        "seed_id": None,
+        "seed_origin": None,
+        "is_seed": False,
+        "override": None,
+        "advertiser_id": None,
+        "advertiser_resolved_at": None,
+        "identity_resolved": False,
+        **dict.fromkeys(TEXT_FIELDS),
+        "brand_classification": None,
+        "is_starred": False,
+        "social_links": {},
+        "analysis_data": {},
+        "brand_intelligence_advertiser_id": None,
+        "active_paid_media_platforms": [],
+        "created_at": iso(created_at),
+        "updated_at": iso(updated_at),
+        "source": BRAND_KIT,
+    }
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+
+
+def competitor_roster_json(brand: Brand, *, removed: bool = False) -> str:
+    """The roster as a JSON array: the active roster, or (removed=True) only the removed seed rows
+    (SPEC rule 3)."""
+    discovered: list[Row] = sorted(
+        discovered_rows(brand, removed=removed), key=lambda r: (not r.is_starred, r.name.casefold(), r.tiebreak)
+    )
+    parts = [r.json for r in discovered]
+    if not removed:
+        index = NameIndex(r.key for r in discovered)
+        kit_rows = []
+        kits = BrandKit.objects.filter(brand=brand).order_by("created_at", "id")
+        for kit_id, names, created_at, updated_at in kits.values_list(
+            "id", "competitor_names", "created_at", "updated_at"
+        ):
+            for name in names:
+                key = normalize_name(name)
+                if index.match(key) is not None:
+                    continue
+                index.add(key)
+                kit_rows.append(
+                    (name.casefold(), str(kit_row_id(kit_id, key)), name, key, kit_id, created_at, updated_at)
+                )
+        kit_rows.sort()
+        parts += [_kit_row_json(brand, k[4], k[5], k[6], k[2], k[3]) for k in kit_rows]
+    return "[" + ",".join(parts) + "]"
+
+
+def competitor_roster(brand: Brand, *, removed: bool = False) -> list[dict[str, Any]]:
+    """The roster as dicts (for audits and services)."""
+    return json.loads(competitor_roster_json(brand, removed=removed))
+
+
+def competitor_row(brand: Brand, *, seed: CompetitorSeed | None, copy: BrandCompetitor | None) -> dict[str, Any]:
+    """One discovered row, rendered exactly as in the roster."""
+    return discovered_row(brand, seed=seed, copy=copy)
+
+
+def active_discovered_names(brand: Brand) -> NameIndex:
+    """The normalised names of the brand's active discovered rows (for duplicate checks)."""
+    return NameIndex(r.key for r in discovered_rows(brand, removed=False))
+
+
+# --- One row, for writes --------------------------------------------------------------------------
+
+
+@dataclass
+class ResolvedCompetitor:
+    """What a competitor id points at: a copy (seed-backed or manual), a bare seed, or a kit name."""
+
+    copy: BrandCompetitor | None = None
+    seed: CompetitorSeed | None = None
+    kit: BrandKit | None = None
+
+    @property
+    def is_kit_name(self) -> bool:
+        return self.kit is not None
+
+
+def resolve_competitor(brand: Brand, competitor_id: UUID) -> ResolvedCompetitor:
+    copy = BrandCompetitor.objects.select_related("seed").filter(brand=brand, id=competitor_id).first()
+    if copy is not None:
+        return ResolvedCompetitor(copy=copy, seed=copy.seed)
+    for seed_id in brand_seeds(brand).values_list("id", flat=True):
+        if seed_row_id(brand.id, seed_id) == competitor_id:
+            return ResolvedCompetitor(seed=CompetitorSeed.objects.get(id=seed_id))
+    for kit in brand.kits.only("id", "competitor_names"):
+        for name in kit.competitor_names:
+            if kit_row_id(kit.id, normalize_name(name)) == competitor_id:
+                return ResolvedCompetitor(kit=kit)
+    raise NotFound("No such competitor.")

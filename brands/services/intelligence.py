@@ -1,0 +1,147 @@
+"""Writes for brand intelligence: advertisers and tracked groups (CONTRACT §11).
+
+A group's shared membership (member rows with module "") is what every module in
+`shared_modules` sees. Removing a module from `shared_modules` forks it: today's shared members
+are copied into rows of that module, which it keeps seeing; later additions go to the shared
+membership only, so they do not reach it. Putting the module back into `shared_modules` ends the
+fork: the module sees the shared membership again and its forked rows are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from uuid import UUID
+
+from django.db import transaction
+from django.utils import timezone
+
+from brands.models import Advertiser, Brand, TrackedGroup, TrackedGroupFork, TrackedGroupMember
+from brands.models.intelligence import SHARED
+from brands.selectors.brands import brand_of
+from core.errors import NotFound, StaleWrite
+
+COMPETITORS_GROUP_SLUG = "competitors"
+
+
+def advertisers_for_domains(names_by_domain: dict[str, str]) -> dict[str, Advertiser]:
+    """Advertisers for normalised domains, found or created (with the given name) in three queries
+    at most. An existing advertiser keeps its name."""
+    if not names_by_domain:
+        return {}
+    existing = {a.domain: a for a in Advertiser.objects.filter(domain__in=names_by_domain)}
+    missing = [Advertiser(domain=d, name=n or d) for d, n in names_by_domain.items() if d not in existing]
+    if missing:
+        Advertiser.objects.bulk_create(missing, ignore_conflicts=True)  # a concurrent creation wins
+        existing = {a.domain: a for a in Advertiser.objects.filter(domain__in=names_by_domain)}
+    return existing
+
+
+def _advertisers(advertiser_ids: Iterable[UUID], advertisers: Iterable[dict]) -> list[Advertiser]:
+    """Existing advertisers by id (the input serializer has checked they exist), then found or
+    created by domain."""
+    ids = list(dict.fromkeys(advertiser_ids))
+    found = {a.id: a for a in Advertiser.objects.filter(id__in=ids)}
+    result = [found[i] for i in ids if i in found]
+    wanted: dict[str, str] = {}
+    for item in advertisers:
+        wanted.setdefault(item["domain"], item.get("name", ""))
+    by_domain = advertisers_for_domains(wanted)
+    result += [by_domain[d] for d in wanted if d in by_domain]
+    return list({a.id: a for a in result}.values())
+
+
+def _add_shared(group: TrackedGroup, advertisers: list[Advertiser]) -> None:
+    present = set(group.memberships.filter(module=SHARED).values_list("advertiser_id", flat=True))
+    TrackedGroupMember.objects.bulk_create(
+        [TrackedGroupMember(group=group, advertiser=a, module=SHARED) for a in advertisers if a.id not in present],
+        ignore_conflicts=True,
+    )
+
+
+def _locked_group(*, owner, brand_id: UUID, group_id: UUID) -> TrackedGroup:
+    brand = brand_of(owner, brand_id)
+    group = TrackedGroup.objects.select_for_update().filter(brand=brand, id=group_id).first()
+    if group is None:
+        raise NotFound("No such tracked group.")
+    return group
+
+
+@transaction.atomic
+def tracked_group_create(
+    *,
+    owner,
+    brand_id: UUID,
+    name: str,
+    shared_modules: list[str],
+    advertiser_ids: Iterable[UUID] = (),
+    advertisers: Iterable[dict] = (),
+) -> TrackedGroup:
+    brand = brand_of(owner, brand_id)
+    members = _advertisers(advertiser_ids, advertisers)
+    group = TrackedGroup.objects.create(brand=brand, name=name, shared_modules=list(dict.fromkeys(shared_modules)))
+    _add_shared(group, members)
+    return group
+
+
+@transaction.atomic
+def tracked_group_update(
+    *,
+    owner,
+    brand_id: UUID,
+    group_id: UUID,
+    name: str | None = None,
+    shared_modules: list[str] | None = None,
+    expected_updated_at: datetime | None = None,
+) -> TrackedGroup:
+    group = _locked_group(owner=owner, brand_id=brand_id, group_id=group_id)
+    if expected_updated_at is not None and expected_updated_at != group.updated_at:
+        raise StaleWrite()
+    if name is not None:
+        group.name = name
+    if shared_modules is not None:
+        new = list(dict.fromkeys(shared_modules))
+        for module in (m for m in group.shared_modules if m not in new):
+            _fork(group, module)
+        rejoined = [m for m in new if m not in group.shared_modules]
+        if rejoined:
+            TrackedGroupFork.objects.filter(group=group, module__in=rejoined).delete()
+            TrackedGroupMember.objects.filter(group=group, module__in=rejoined).delete()
+        group.shared_modules = new
+    group.save()  # bumps updated_at even when nothing else changed: the write happened
+    return group
+
+
+def _fork(group: TrackedGroup, module: str) -> None:
+    _, created = TrackedGroupFork.objects.get_or_create(group=group, module=module)
+    if not created:
+        return
+    shared = group.memberships.filter(module=SHARED).values_list("advertiser_id", flat=True)
+    TrackedGroupMember.objects.bulk_create(
+        [TrackedGroupMember(group=group, advertiser_id=a, module=module) for a in shared], ignore_conflicts=True
+    )
+
+
+@transaction.atomic
+def tracked_group_add_members(
+    *, owner, brand_id: UUID, group_id: UUID, advertiser_ids: Iterable[UUID] = (), advertisers: Iterable[dict] = ()
+) -> TrackedGroup:
+    """Adds to the shared membership; forked modules do not see the newcomers."""
+    group = _locked_group(owner=owner, brand_id=brand_id, group_id=group_id)
+    _add_shared(group, _advertisers(advertiser_ids, advertisers))
+    group.save(update_fields=["updated_at"])
+    return group
+
+
+def competitors_group_sync(*, brand: Brand, advertisers: list[Advertiser]) -> TrackedGroup:
+    """The system group of a brand's competitors: shared membership = the roster's advertisers."""
+    group, _ = TrackedGroup.objects.get_or_create(
+        brand=brand,
+        system_slug=COMPETITORS_GROUP_SLUG,
+        defaults={"name": "Competitors", "shared_modules": ["competitors", "paid_media", "organic_social", "seo"]},
+    )
+    wanted = {a.id for a in advertisers}
+    group.memberships.filter(module=SHARED).exclude(advertiser_id__in=wanted).delete()
+    _add_shared(group, advertisers)
+    TrackedGroup.objects.filter(id=group.id).update(updated_at=timezone.now())
+    return group
