@@ -7,6 +7,7 @@ from rest_framework_simplejwt.tokens import RefreshToken
 
 from accounts.services import api_key_create
 from tests.factories import UserFactory
+from tests.servers import serve_app_over_tls
 
 
 class HttpsAPIClient(APIClient):
@@ -73,3 +74,10 @@ def staff_api(staff) -> HttpsAPIClient:
 def alice_key_api(alice) -> HttpsAPIClient:
     """Alice with an API key."""
     return client_with_token(api_key_create(user=alice, name="tests").raw)
+
+
+@pytest.fixture
+def tls_server(tmp_path):
+    """This app served over real TLS on a free loopback port (for the fuzzer and outbound loops)."""
+    with serve_app_over_tls(tmp_path) as base_url:
+        yield base_url

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from tests.servers import serve_http
 
 SITE_HTML = """<!doctype html><html><head>
 <title>Northwind Coffee</title>
@@ -73,22 +74,10 @@ class _OpenAIHandler(BaseHTTPRequestHandler):
         pass
 
 
-def _serve(handler) -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture
 def site() -> Iterator[str]:
     """Base URL of a local website: / (a real page), /moved (302 to /), /missing (404), /logo.png."""
-    for server in _serve(_SiteHandler):
+    with serve_http(_SiteHandler) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
@@ -99,7 +88,7 @@ def fake_openai(settings) -> Iterator[ThreadingHTTPServer]:
     Set `fake_openai.replies = [(status, body), ...]`; the last reply repeats. `fake_openai.requests`
     records each request.
     """
-    for server in _serve(_OpenAIHandler):
+    with serve_http(_OpenAIHandler) as server:
         server.requests = []
         server.replies = [(500, {"error": {"message": "no reply scripted"}})]
         settings.OPENAI_API_KEY = "sk-test-key"

@@ -3,56 +3,16 @@ our own webhook, here served over real TLS with a self-signed certificate, as `m
 
 from __future__ import annotations
 
-import ssl
-import subprocess
-import threading
 from decimal import Decimal
 from io import StringIO
 
 import pytest
-from django.core.handlers.wsgi import WSGIHandler
 from django.core.management import CommandError, call_command
 
 from core.models import LocalPayment
 from core.providers.payments.local import LocalPaymentProvider
-from core.tlsserver import DualProtocolRequestHandler, DualProtocolWSGIServer
 from webhooks_app import registry
 from webhooks_app.models import InboundEvent
-
-
-@pytest.fixture
-def tls_server(tmp_path):
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(str(cert), str(key))
-    server = DualProtocolWSGIServer(("127.0.0.1", 0), DualProtocolRequestHandler, ssl_context=context)
-    server.daemon_threads = True
-    server.set_app(WSGIHandler())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"https://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture

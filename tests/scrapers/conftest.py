@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from tests.servers import serve_http
 
 PAGES = {
     "/acme": (
@@ -63,22 +64,10 @@ class _BrightDataHandler(BaseHTTPRequestHandler):
         pass
 
 
-def _serve(handler) -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture
 def pages() -> Iterator[str]:
     """Base URL of a local site with /acme, /globex (200) and /missing (404)."""
-    for server in _serve(_PageHandler):
+    with serve_http(_PageHandler) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
@@ -95,7 +84,7 @@ def dead_url() -> str:
 def brightdata_server(settings) -> Iterator[ThreadingHTTPServer]:
     """A stand-in for api.brightdata.com: set `.reply = (status, body)`, or a function of the request
     returning one; `.requests` records what came in."""
-    for server in _serve(_BrightDataHandler):
+    with serve_http(_BrightDataHandler) as server:
         server.reply = (200, {})
         server.requests = []
         settings.BRIGHTDATA_BASE_URL = f"http://127.0.0.1:{server.server_address[1]}"

@@ -4,7 +4,6 @@ so it only sees their 401/403 answers). Bright Data is a local stand-in, so noth
 from __future__ import annotations
 
 import itertools
-import subprocess
 
 import pytest
 
@@ -12,14 +11,14 @@ from core.models import RateLimitOverride
 from tests.conftest import jwt_for
 from tests.factories import UserFactory
 from tests.scrapers.factories import SnapshotFactory
-from tests.test_fuzz import CHECKS, SCHEMATHESIS, tls_server  # noqa: F401  (tls_server is a fixture)
+from tests.servers import run_schemathesis
 
 
 @pytest.mark.fuzz
 @pytest.mark.timeout(900)
 @pytest.mark.django_db(transaction=True)
 def test_schemathesis_as_staff_finds_no_errors_on_the_scraper_operations(
-    tls_server,  # noqa: F811
+    tls_server,
     tmp_path,
     settings,
     brightdata_server,
@@ -37,38 +36,14 @@ def test_schemathesis_as_staff_finds_no_errors_on_the_scraper_operations(
     staff = UserFactory(email="fuzzing-staff@example.com", is_staff=True)
     SnapshotFactory.create_batch(3)
 
-    result = subprocess.run(
-        [
-            SCHEMATHESIS,
-            "run",
-            f"{tls_server}/openapi.json",
-            "--include-path-regex",
-            "^/api/v1/admin/scrapers/",
-            "--header",
-            f"Authorization: Bearer {jwt_for(staff)}",
-            "--tls-verify",
-            "false",
-            "--checks",
-            CHECKS,
-            "--phases",
-            "examples,coverage,fuzzing",
-            "--max-examples",
-            "50",
-            "--seed",
-            "20261121",
-            "--generation-database",
-            "none",
-            "--workers",
-            "1",
-            "--suppress-health-check",
-            "all",
-            "--report-dir",
-            str(tmp_path / "report"),
-        ],
-        capture_output=True,
-        text=True,
+    result = run_schemathesis(
+        tls_server,
+        jwt_for(staff),
+        tmp_path / "report",
+        "--include-path-regex",
+        "^/api/v1/admin/scrapers/",
+        max_examples=50,
         timeout=850,
-        check=False,
     )
 
     print(result.stdout[-3000:])

@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from django.db import connection
@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from teams.models import Team, TeamStatus
 from tests.conftest import client_with_token, jwt_for
+from tests.servers import serve_http
 
 
 class FakeStripe(BaseHTTPRequestHandler):
@@ -57,13 +58,11 @@ class FakeStripe(BaseHTTPRequestHandler):
 @pytest.fixture
 def fake_stripe(settings):
     FakeStripe.updates, FakeStripe.refuse = [], False
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeStripe)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    settings.PAYMENTS_PROVIDER = "stripe"
-    settings.STRIPE_API_KEY = "sk_test_fake"
-    settings.STRIPE_API_BASE = f"http://127.0.0.1:{server.server_address[1]}"
-    yield FakeStripe
-    server.shutdown()
+    with serve_http(FakeStripe) as server:
+        settings.PAYMENTS_PROVIDER = "stripe"
+        settings.STRIPE_API_KEY = "sk_test_fake"
+        settings.STRIPE_API_BASE = f"http://127.0.0.1:{server.server_address[1]}"
+        yield FakeStripe
 
 
 @pytest.mark.django_db(transaction=True)

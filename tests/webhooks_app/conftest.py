@@ -3,15 +3,15 @@ real HTTP receiver on 127.0.0.1 for outbound webhooks."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from core.providers.payments.events import SignedEvent
+from tests.servers import serve_http
 from webhooks_app import registry
 
 WEBHOOK_URL = "/api/v1/webhooks/payments"
@@ -72,11 +72,6 @@ class _ReceiverHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ReceiverHandler)
-    server.daemon_threads = True
-    server.receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}/hooks")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.receiver
-    server.shutdown()
-    server.server_close()
+    with serve_http(_ReceiverHandler) as server:
+        server.receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}/hooks")
+        yield server.receiver
