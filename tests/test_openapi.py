@@ -83,3 +83,9 @@ def test_swagger_ui_does_not_call_the_outside_validator(api):
     init = api.get(script_urls[0]).content.decode() if script_urls else html
 
     assert '"validatorUrl": null' in init
+
+
+def test_operations_with_a_body_document_413_and_415(schema):
+    for method, path, operation in _operations(schema):
+        if method in ("post", "put", "patch"):
+            assert {"413", "415"} <= set(operation["responses"]), f"{method} {path}"

@@ -66,6 +66,9 @@ class AutoSchema(openapi.AutoSchema):
             standard["403"] = ("The credentials may not be used here (API key or staff rules).", ERROR_REF)
         if "{" in self.path:
             standard["404"] = ("No such object, or not yours.", ERROR_REF)
+        if self.method in ("POST", "PUT", "PATCH"):
+            standard["413"] = ("The request body is too large.", ERROR_REF)
+            standard["415"] = ("The request body is not JSON.", ERROR_REF)
         standard["422"] = ("Validation error.", VALIDATION_ERROR_REF)
         standard["429"] = ("Rate limit exceeded. Try again later.", ERROR_REF)
         for code, (description, ref) in standard.items():
