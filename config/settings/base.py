@@ -212,6 +212,10 @@ SPECTACULAR_SETTINGS = {
         "SnapshotStatusEnum": "scrapers.models.SnapshotStatus",
         "ScraperProviderEnum": "scrapers.providers.PROVIDERS",
         "ResearchModuleEnum": "brands.models.brand.ResearchModule",
+        "TaskStatusEnum": "tasks_market.models.market.TaskStatus",
+        "TaskCategoryEnum": "tasks_market.models.market.TaskCategory",
+        "CurrencyEnum": "tasks_market.models.market.CURRENCIES",
+        "JudgeCriterionEnum": "tasks_market.judge.CRITERIA",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -260,18 +264,6 @@ CELERY_BEAT_SCHEDULE = {
         "task": "accounts.tasks.flush_expired_tokens",
         "schedule": timedelta(hours=24),
     },
-    # A preflight publication lives PUBLICATION_PREFLIGHT_MINUTES (30); cancelling the expired ones
-    # every minute keeps `status` truthful within a minute of `expires_at`. Idempotent.
-    "brands.expire_preflights": {
-        "task": "brands.tasks.expire_preflights",
-        "schedule": timedelta(minutes=1),
-    },
-    # An image generation whose web process died mid-call stays pending with its credits taken;
-    # after 15 minutes it is failed and refunded. Every 10 minutes keeps the wait short and cheap.
-    "assistant.refund_stale_image_generations": {
-        "task": "assistant.tasks.refund_stale_image_generations",
-        "schedule": timedelta(minutes=10),
-    },
     # Teams whose billing period ended after an unsubscribe become cancelled. Hourly is fine-grained
     # enough for billing periods of a month; each team is claimed by a conditional UPDATE.
     "teams.cancel_ended_subscriptions": {
@@ -284,12 +276,32 @@ CELERY_BEAT_SCHEDULE = {
         "task": "webhooks_app.tasks.sweep_webhook_deliveries",
         "schedule": timedelta(minutes=1),
     },
+    # An image generation whose web process died mid-call stays pending with its credits taken;
+    # after 15 minutes it is failed and refunded. Every 10 minutes keeps the wait short and cheap.
+    "assistant.refund_stale_image_generations": {
+        "task": "assistant.tasks.refund_stale_image_generations",
+        "schedule": timedelta(minutes=10),
+    },
     # Running scraping snapshots are polled at their provider, each on its own backoff (next_poll_at:
     # 10 s doubling to 5 min) until ready, failed or past SCRAPER_SNAPSHOT_DEADLINE. The beat only
     # finds the due ones (one indexed query), so every 10 s is cheap and keeps new snapshots current.
     "scrapers.poll_snapshots": {
         "task": "scrapers.tasks.poll_snapshots",
         "schedule": timedelta(seconds=10),
+    },
+    # A preflight publication lives PUBLICATION_PREFLIGHT_MINUTES (30); cancelling the expired ones
+    # every minute keeps `status` truthful within a minute of `expires_at`. Idempotent.
+    "brands.expire_preflights": {
+        "task": "brands.tasks.expire_preflights",
+        "schedule": timedelta(minutes=1),
+    },
+    # Task deliveries: gives back claims of workers that died mid-dispatch, re-queues dispatches whose
+    # message was lost, and re-sends dispatches stuck past DELIVERY_STUCK_AFTER (each at most 3 times).
+    # It also judges bids whose judge job was lost. Every 5 minutes is well inside the 30-minute stuck
+    # window; each step claims or is idempotent, so overlapping runs are safe.
+    "tasks_market.sweep_deliveries": {
+        "task": "tasks_market.tasks.sweep_deliveries",
+        "schedule": timedelta(minutes=5),
     },
 }
 
@@ -319,6 +331,9 @@ BRIGHTDATA_API_TOKEN = env.str("BRIGHTDATA_API_TOKEN", default="")
 BRIGHTDATA_BASE_URL = env.str("BRIGHTDATA_BASE_URL", default="https://api.brightdata.com")
 # A scraping snapshot still running this long after it was triggered is marked failed by the poller.
 SCRAPER_SNAPSHOT_DEADLINE = timedelta(seconds=env.int("SCRAPER_SNAPSHOT_DEADLINE", default=2 * 60 * 60))
+# A task delivery dispatched this long ago without a result counts as stuck: it may be retried
+# (POST /api/v1/tasks/{task_id}/delivery/retry) and the beat re-sends it.
+DELIVERY_STUCK_AFTER = timedelta(seconds=env.int("DELIVERY_STUCK_AFTER", default=30 * 60))
 # Publishing creatives (brands): `local` checks the platform rules and records the post on this machine,
 # with permalinks under PUBLISHING_LOCAL_PERMALINK_BASE. An unconfirmed preflight expires after N minutes.
 PUBLISHING_PROVIDER = env_choice("PUBLISHING_PROVIDER", ("local",), "local")

@@ -1,1 +1,30 @@
-urlpatterns: list = []
+from django.urls import path
+
+from tasks_market.api.views import agents, bids, deliveries, tasks
+
+urlpatterns = [
+    path("agents", agents.AgentListView.as_view(), name="agents"),
+    path("agents/<uid:agent_id>", agents.AgentDetailView.as_view(), name="agent-detail"),
+    path("agents/<uid:agent_id>/endpoint", agents.AgentEndpointView.as_view(), name="agent-endpoint"),
+    path("agents/<uid:agent_id>/rotate-secret", agents.AgentRotateSecretView.as_view(), name="agent-rotate-secret"),
+    path("agents/<uid:agent_id>/benchmark", agents.AgentBenchmarkView.as_view(), name="agent-benchmark"),
+    path("agents/<uid:agent_id>/benchmarks", agents.AgentBenchmarksView.as_view(), name="agent-benchmarks"),
+    path("tasks", tasks.TaskListView.as_view(), name="tasks"),
+    path("tasks/<uid:task_id>", tasks.TaskDetailView.as_view(), name="task-detail"),
+    path("tasks/<uid:task_id>/cancel", tasks.TaskCancelView.as_view(), name="task-cancel"),
+    path("tasks/<uid:task_id>/remix", tasks.TaskRemixView.as_view(), name="task-remix"),
+    path("tasks/<uid:task_id>/bids", bids.BidListView.as_view(), name="task-bids"),
+    path("tasks/<uid:task_id>/bids/<uid:bid_id>/select", bids.BidSelectView.as_view(), name="bid-select"),
+    path("tasks/<uid:task_id>/bids/<uid:bid_id>/withdraw", bids.BidWithdrawView.as_view(), name="bid-withdraw"),
+    path("tasks/<uid:task_id>/bids/<uid:bid_id>/artefacts", bids.BidArtefactsView.as_view(), name="bid-artefacts"),
+    path("tasks/<uid:task_id>/bids/<uid:bid_id>/judge", bids.BidJudgeView.as_view(), name="bid-judge"),
+    path("tasks/<uid:task_id>/delivery", deliveries.DeliveryView.as_view(), name="task-delivery"),
+    path("tasks/<uid:task_id>/delivery/retry", deliveries.DeliveryRetryView.as_view(), name="delivery-retry"),
+    path("tasks/<uid:task_id>/delivery/approve", deliveries.DeliveryApproveView.as_view(), name="delivery-approve"),
+    path("tasks/<uid:task_id>/delivery/dispute", deliveries.DeliveryDisputeView.as_view(), name="delivery-dispute"),
+    path(
+        "tasks/<uid:task_id>/delivery/request-revision",
+        deliveries.DeliveryRevisionView.as_view(),
+        name="delivery-request-revision",
+    ),
+]

@@ -1,0 +1,188 @@
+"""Staff views of the marketplace. Nothing here shows a signing secret or a client secret; state
+changes go through the same services as the API."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+
+from core.errors import DomainError
+from tasks_market.models import (
+    Agent,
+    BenchmarkRun,
+    Bid,
+    Delivery,
+    DeliveryAttempt,
+    DeliverySubmission,
+    Payment,
+    Task,
+)
+from tasks_market.services import agents as agent_services
+from tasks_market.services import deliveries as delivery_services
+from tasks_market.services import payments as payment_services
+from tasks_market.services import tasks as task_services
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+def _run_each(modeladmin, request, queryset, action, verb: str) -> None:
+    done = 0
+    for obj in queryset:
+        try:
+            action(obj)
+            done += 1
+        except DomainError as exc:
+            modeladmin.message_user(request, f"{obj}: {exc.message}", level=messages.WARNING)
+    modeladmin.message_user(request, f"{verb} {done} of {queryset.count()}.")
+
+
+@admin.register(Agent)
+class AgentAdmin(ReadOnlyAdmin):
+    list_display = ("name", "owner", "endpoint_url", "benchmark_score", "benchmarked_at", "created_at")
+    search_fields = ("name", "owner__email", "endpoint_url")
+    list_select_related = ("owner",)
+    # Never the secrets: only when they were rotated.
+    fields = (
+        "name",
+        "owner",
+        "description",
+        "endpoint_url",
+        "capabilities",
+        "benchmark_score",
+        "benchmarked_at",
+        "secret_rotated_at",
+        "previous_secret_expires_at",
+        "created_at",
+        "updated_at",
+    )
+    actions = ["run_benchmark"]
+
+    @admin.action(description="Run a benchmark of the selected agents")
+    def run_benchmark(self, request, queryset):
+        _run_each(
+            self, request, queryset, lambda a: agent_services.benchmark_start(owner=a.owner, agent_id=a.id), "Queued"
+        )
+
+
+@admin.register(BenchmarkRun)
+class BenchmarkRunAdmin(ReadOnlyAdmin):
+    list_display = ("agent", "status", "score", "cases_passed", "cases_total", "avg_latency_ms", "created_at")
+    list_filter = ("status",)
+    search_fields = ("agent__name", "agent__owner__email")
+    list_select_related = ("agent",)
+
+
+class BidInline(admin.TabularInline):
+    model = Bid
+    fields = ("agent", "amount", "currency", "eta_hours", "status", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Task)
+class TaskAdmin(ReadOnlyAdmin):
+    list_display = ("title", "poster", "status", "budget_amount", "budget_currency", "deadline", "created_at")
+    list_filter = ("status", "category", "budget_currency")
+    search_fields = ("title", "poster__email")
+    list_select_related = ("poster",)
+    inlines = [BidInline]
+    actions = ["cancel"]
+
+    @admin.action(description="Cancel the selected tasks (open or awaiting payment)")
+    def cancel(self, request, queryset):
+        _run_each(self, request, queryset, lambda t: task_services.task_cancel(task_id=t.id), "Cancelled")
+
+
+@admin.register(Bid)
+class BidAdmin(ReadOnlyAdmin):
+    list_display = ("task", "agent", "bidder", "amount", "currency", "eta_hours", "status", "judge_score")
+    list_filter = ("status",)
+    search_fields = ("task__title", "agent__name", "bidder__email")
+    list_select_related = ("task", "agent", "bidder", "judgement")
+    readonly_fields = ("judge_score", "judge_criteria")
+
+    @admin.display(description="Judge score")
+    def judge_score(self, bid: Bid):
+        judgement = getattr(bid, "judgement", None)
+        return judgement.score if judgement else None
+
+    @admin.display(description="Judge criteria")
+    def judge_criteria(self, bid: Bid):
+        judgement = getattr(bid, "judgement", None)
+        if not judgement:
+            return "-"
+        return "; ".join(f"{c['name']}: {c['score']} ({c['detail']})" for c in judgement.criteria) or "pending"
+
+
+@admin.register(Payment)
+class PaymentAdmin(ReadOnlyAdmin):
+    list_display = ("provider_payment_id", "provider", "task", "amount", "currency", "status", "created_at")
+    list_filter = ("status", "provider")
+    search_fields = ("provider_payment_id", "task__title", "task__poster__email")
+    list_select_related = ("task",)
+    # Not the client secret: it lets whoever holds it pay, and staff do not need it.
+    fields = (
+        "provider",
+        "provider_payment_id",
+        "task",
+        "bid",
+        "amount",
+        "currency",
+        "status",
+        "created_at",
+        "succeeded_at",
+        "released_at",
+    )
+    actions = ["refund"]
+
+    @admin.action(description="Refund the selected payments (disputed tasks only)")
+    def refund(self, request, queryset):
+        _run_each(self, request, queryset, lambda p: payment_services.payment_refund(payment_id=p.id), "Refunded")
+
+
+class DeliveryAttemptInline(admin.TabularInline):
+    model = DeliveryAttempt
+    fields = ("number", "round", "status", "status_code", "duration_ms", "error", "started_at", "finished_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class DeliverySubmissionInline(admin.TabularInline):
+    model = DeliverySubmission
+    fields = ("number", "notes", "feedback", "submitted_by", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("task", "agent", "status", "revision_count", "attempt_count", "dispatched_at", "updated_at")
+    list_filter = ("status",)
+    search_fields = ("task__title", "agent__name", "task__poster__email")
+    list_select_related = ("task", "agent")
+    inlines = [DeliverySubmissionInline, DeliveryAttemptInline]
+    actions = ["retry"]
+
+    @admin.action(description="Retry the dispatch of the selected deliveries (pending, failed or stuck)")
+    def retry(self, request, queryset):
+        _run_each(
+            self, request, queryset, lambda d: delivery_services.delivery_retry(task_id=d.task_id), "Queued retries of"
+        )

@@ -1,0 +1,58 @@
+"""Serializers of the marketplace API, one module per area."""
+
+from tasks_market.api.serializers.agents import (
+    AgentCreateInput,
+    AgentEndpointInput,
+    AgentSerializer,
+    AgentWithSecretSerializer,
+    BenchmarkCaseResultSerializer,
+    BenchmarkRunSerializer,
+)
+from tasks_market.api.serializers.common import ArtefactInput, ArtefactSerializer, BlankAsNullField, MoneyField
+from tasks_market.api.serializers.deliveries import (
+    DeliverySerializer,
+    DeliverySubmitInput,
+    DisputeInput,
+    RevisionInput,
+    SubmissionSerializer,
+)
+from tasks_market.api.serializers.tasks import (
+    BidInput,
+    BidJudgementSerializer,
+    BidSerializer,
+    JudgeCriterionSerializer,
+    PaymentSerializer,
+    SelectionSerializer,
+    TaskInput,
+    TaskListQuery,
+    TaskRemixInput,
+    TaskSerializer,
+)
+
+__all__ = [
+    "AgentCreateInput",
+    "AgentEndpointInput",
+    "AgentSerializer",
+    "AgentWithSecretSerializer",
+    "ArtefactInput",
+    "ArtefactSerializer",
+    "BenchmarkCaseResultSerializer",
+    "BenchmarkRunSerializer",
+    "BidInput",
+    "BidJudgementSerializer",
+    "BidSerializer",
+    "BlankAsNullField",
+    "DeliverySerializer",
+    "DeliverySubmitInput",
+    "DisputeInput",
+    "JudgeCriterionSerializer",
+    "MoneyField",
+    "PaymentSerializer",
+    "RevisionInput",
+    "SelectionSerializer",
+    "SubmissionSerializer",
+    "TaskInput",
+    "TaskListQuery",
+    "TaskRemixInput",
+    "TaskSerializer",
+]

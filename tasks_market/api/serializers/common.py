@@ -1,0 +1,114 @@
+"""Fields and artefacts shared by the marketplace serializers."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from core.api.validation import GreaterThan
+from core.outbound import UnsafeURL, check_url
+from tasks_market.models import Artefact
+
+MAX_AMOUNT = 1_000_000
+_MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*(\s*;.*)?$")
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+class BlankAsNullField(serializers.CharField):
+    """A text column that is empty when unset, rendered as null."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("read_only", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value):
+        return value or None
+
+
+@extend_schema_field(
+    {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "maximum": MAX_AMOUNT,
+        "description": "Major units, at most 2 decimals (none in jpy). A JSON number or a numeric string.",
+    }
+)
+class MoneyField(serializers.DecimalField):
+    def __init__(self, **kwargs):
+        super().__init__(
+            max_digits=12,
+            decimal_places=2,
+            coerce_to_string=False,
+            max_value=MAX_AMOUNT,
+            validators=[GreaterThan(0)],
+            **kwargs,
+        )
+
+
+def money_field(**kwargs) -> serializers.DecimalField:
+    return MoneyField(**kwargs)
+
+
+def safe_endpoint(value: str) -> str:
+    try:
+        check_url(value, schemes=("https",))
+    except UnsafeURL as exc:
+        raise serializers.ValidationError(str(exc), code="unsafe_url") from exc
+    return value
+
+
+# --- Artefacts -------------------------------------------------------------------------------------
+
+
+class ArtefactInput(serializers.Serializer):
+    """A file by `url` (give its `size` and `sha256`) or inline `text` (size and sha256 are computed,
+    and checked when given)."""
+
+    name = serializers.CharField(max_length=255)
+    content_type = serializers.CharField(max_length=100, help_text="A media type, e.g. text/markdown.")
+    url = serializers.URLField(max_length=2000, required=False)
+    text = serializers.CharField(max_length=100_000, required=False, trim_whitespace=False)
+    size = serializers.IntegerField(min_value=0, max_value=10**12, required=False, help_text="Bytes.")
+    sha256 = serializers.CharField(min_length=64, max_length=64, required=False, help_text="Hex SHA-256.")
+
+    def validate_content_type(self, value: str) -> str:
+        if not _MEDIA_TYPE.match(value):
+            raise serializers.ValidationError("Give a media type such as text/plain.", code="media_type")
+        return value
+
+    def validate_url(self, value: str) -> str:
+        if not value.lower().startswith(("https://", "http://")):
+            raise serializers.ValidationError("The URL must be http or https.", code="url_scheme")
+        return value
+
+    def validate_sha256(self, value: str) -> str:
+        if not _HEX64.match(value):
+            raise serializers.ValidationError("Give 64 hexadecimal characters.", code="sha256")
+        return value.lower()
+
+    def validate(self, attrs):
+        if ("url" in attrs) == ("text" in attrs):
+            raise serializers.ValidationError("Give exactly one of `url` and `text`.", code="url_or_text")
+        if "text" in attrs:
+            data = attrs["text"].encode()
+            size, digest = len(data), hashlib.sha256(data).hexdigest()
+            if attrs.get("size", size) != size or attrs.get("sha256", digest) != digest:
+                raise serializers.ValidationError("`size` or `sha256` does not match `text`.", code="checksum")
+            return {**attrs, "size": size, "sha256": digest}
+        missing = {name: ["Field required"] for name in ("size", "sha256") if name not in attrs}
+        if missing:
+            raise serializers.ValidationError(missing, code="required")
+        return attrs
+
+
+class ArtefactSerializer(serializers.ModelSerializer):
+    url = BlankAsNullField()
+    text = BlankAsNullField()
+
+    class Meta:
+        model = Artefact
+        fields = ["id", "name", "content_type", "url", "text", "size", "sha256", "created_at"]

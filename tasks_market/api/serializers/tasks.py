@@ -1,0 +1,193 @@
+"""Tasks, bids, the judge's evaluation and payments."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from core.api.pagination import PageQuery
+from tasks_market import judge
+from tasks_market.api.serializers.common import (
+    ArtefactInput,
+    BlankAsNullField,
+    money_field,
+)
+from tasks_market.models import (
+    Bid,
+    BidJudgement,
+    Payment,
+    Task,
+    TaskCategory,
+    TaskStatus,
+)
+from tasks_market.models.market import CURRENCIES, check_amount_places
+
+# --- Tasks -----------------------------------------------------------------------------------------
+
+
+class _TaskFields(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    description = serializers.CharField(max_length=10_000)
+    budget_amount = money_field()
+    budget_currency = serializers.ChoiceField(choices=CURRENCIES, help_text="ISO 4217, lower case.")
+    deadline = serializers.DateTimeField(help_text="Must be in the future.")
+    category = serializers.ChoiceField(choices=TaskCategory.choices, default=TaskCategory.OTHER)
+    requirements = serializers.ListField(child=serializers.CharField(max_length=500), max_length=50, default=list)
+
+    def validate_deadline(self, value):
+        if value <= timezone.now():
+            raise serializers.ValidationError("The deadline must be in the future.", code="deadline_past")
+        return value
+
+    def validate(self, attrs):
+        if "budget_amount" in attrs and "budget_currency" in attrs:
+            problem = check_amount_places(attrs["budget_amount"], attrs["budget_currency"])
+            if problem:
+                raise serializers.ValidationError({"budget_amount": [problem]}, code="decimal_places")
+        return attrs
+
+
+class TaskInput(_TaskFields):
+    pass
+
+
+class TaskRemixInput(_TaskFields):
+    """Everything is copied from the task unless given here."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
+            field.default = serializers.empty
+
+
+class TaskListQuery(PageQuery):
+    scope = serializers.ChoiceField(
+        choices=["mine", "open"], default="mine", help_text="`mine`: tasks you posted; `open`: every open task."
+    )
+    status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    budget_amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    requirements = serializers.ListField(child=serializers.CharField())
+    remixed_from = serializers.UUIDField(source="remixed_from_id", allow_null=True)
+    selected_bid_id = serializers.UUIDField(allow_null=True)
+    is_mine = serializers.SerializerMethodField(help_text="Whether you posted the task.")
+
+    class Meta:
+        model = Task
+        fields = [
+            "id",
+            "title",
+            "description",
+            "budget_amount",
+            "budget_currency",
+            "deadline",
+            "category",
+            "requirements",
+            "status",
+            "remixed_from",
+            "selected_bid_id",
+            "is_mine",
+            "created_at",
+            "updated_at",
+            "cancelled_at",
+            "completed_at",
+        ]
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_is_mine(self, task: Task) -> bool:
+        request = self.context.get("request")
+        return bool(request and request.user and task.poster_id == request.user.pk)
+
+
+# --- Bids and payments -----------------------------------------------------------------------------
+
+
+class BidInput(serializers.Serializer):
+    agent_id = serializers.UUIDField(help_text="One of your agents.")
+    amount = money_field()
+    currency = serializers.ChoiceField(choices=CURRENCIES, help_text="The task's budget currency.")
+    proposal = serializers.CharField(max_length=10_000)
+    eta_hours = serializers.IntegerField(min_value=1, max_value=8760)
+    # ListField rather than many=True: list-level errors of a ListSerializer are not translated (a platform gap).
+    sample_artefacts = serializers.ListField(child=ArtefactInput(), max_length=10, required=False)
+
+    def validate(self, attrs):
+        if "amount" in attrs and "currency" in attrs:
+            problem = check_amount_places(attrs["amount"], attrs["currency"])
+            if problem:
+                raise serializers.ValidationError({"amount": [problem]}, code="decimal_places")
+        return attrs
+
+
+class BidSerializer(serializers.ModelSerializer):
+    task_id = serializers.UUIDField()
+    agent_id = serializers.UUIDField()
+    agent_name = serializers.CharField(source="agent.name")
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    judge_status = serializers.CharField(source="judgement.status", allow_null=True, default=None)
+    judge_score = serializers.FloatField(source="judgement.score", allow_null=True, default=None)
+
+    class Meta:
+        model = Bid
+        fields = [
+            "id",
+            "task_id",
+            "agent_id",
+            "agent_name",
+            "amount",
+            "currency",
+            "proposal",
+            "eta_hours",
+            "status",
+            "judge_status",
+            "judge_score",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class JudgeCriterionSerializer(serializers.Serializer):
+    name = serializers.ChoiceField(choices=judge.CRITERIA)
+    weight = serializers.FloatField()
+    score = serializers.FloatField(help_text="0..1")
+    detail = serializers.CharField()
+
+
+class BidJudgementSerializer(serializers.ModelSerializer):
+    bid_id = serializers.UUIDField()
+    score = serializers.FloatField(allow_null=True, help_text="0..100 (100 * the weighted sum of the criteria).")
+    criteria = JudgeCriterionSerializer(many=True)
+    method = BlankAsNullField()
+
+    class Meta:
+        model = BidJudgement
+        fields = ["bid_id", "status", "score", "criteria", "method", "evaluated_at"]
+
+
+class PaymentSerializer(serializers.ModelSerializer):
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
+    checkout_url = BlankAsNullField(help_text="A hosted payment page, when the provider has one.")
+
+    class Meta:
+        model = Payment
+        fields = [
+            "id",
+            "provider",
+            "provider_payment_id",
+            "amount",
+            "currency",
+            "status",
+            "client_secret",
+            "checkout_url",
+        ]
+
+
+class SelectionSerializer(serializers.Serializer):
+    task = TaskSerializer()
+    bid = BidSerializer()
+    payment = PaymentSerializer()

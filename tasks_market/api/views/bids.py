@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from core.access import Access
+from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.schema import error_response
+from core.api.views import ApiView
+from core.errors import NotFound
+from tasks_market import selectors
+from tasks_market.api.serializers import (
+    ArtefactSerializer,
+    BidInput,
+    BidJudgementSerializer,
+    BidSerializer,
+    SelectionSerializer,
+)
+from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
+from tasks_market.models import BidJudgement
+from tasks_market.services import bids as services
+
+TAGS = ["bids"]
+
+
+def _bid(request, task_id, bid_id):
+    bid = selectors.bid_for(request.user, task_id, bid_id)
+    if bid is None:
+        raise NotFound()
+    return bid
+
+
+class BidListView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="bids_list",
+        summary="A task's bids, newest first",
+        description="The poster sees every bid; a bidder only their own.",
+        tags=TAGS,
+        parameters=[PageQuery],
+        responses=envelope(BidSerializer),
+    )
+    def get(self, request, task_id):
+        params = self.query(PageQuery)
+        task = selectors.task_for(request.user, task_id)
+        if task is None:
+            raise NotFound()
+        rows, total, has_more = page(selectors.bids_for(request.user, task), **params)
+        return Response(render_page(BidSerializer, rows, total, has_more))
+
+    @extend_schema(
+        operation_id="bids_create",
+        summary="Bid on an open task with one of your agents",
+        description=(
+            "One live (pending or selected) bid per agent and task: another is 409 `bid_exists`. Bidding on "
+            "your own task is 409 `own_task`; on a task that is not open, 409 `invalid_state`. `agent_id` must "
+            "be one of your agents and `currency` the task's budget currency (else 422). The bid is judged in "
+            "the background: see `GET .../bids/{bid_id}/judge`."
+        ),
+        tags=TAGS,
+        request=BidInput,
+        responses={201: BidSerializer, 409: error_response("`bid_exists`, `own_task` or `invalid_state`.")},
+    )
+    def post(self, request, task_id):
+        data = self.body(BidInput)
+        with body_rules(request):
+            bid = services.bid_create(user=request.user, task_id=task_id, **data)
+        return Response(BidSerializer(bid).data, status=status.HTTP_201_CREATED)
+
+
+class BidSelectView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="bids_select",
+        summary="Select the winning bid",
+        description=(
+            "The poster selects a pending bid of an open task. The task becomes `awaiting_payment`, the bid "
+            "`selected`, and a payment for the bid's amount is created at the payment provider (metadata "
+            "`task_id`, `bid_id`); pay it with `client_secret` or at `checkout_url`. When it succeeds the task "
+            "is dispatched to the agent; when it fails the task is open again. Of concurrent selects on one "
+            "task exactly one wins; the others are 409. Selecting the selected bid again returns the same "
+            "payment. 409 `invalid_state` when the task is not open or the bid not pending."
+        ),
+        tags=TAGS,
+        request=None,
+        responses={
+            200: SelectionSerializer,
+            409: error_response("The task is not open or the bid not pending (`invalid_state`)."),
+            **PROVIDER_ERRORS,
+        },
+    )
+    def post(self, request, task_id, bid_id):
+        selection = services.bid_select(user=request.user, task_id=task_id, bid_id=bid_id)
+        return Response(SelectionSerializer(selection, context={"request": request}).data)
+
+
+class BidWithdrawView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="bids_withdraw",
+        summary="Withdraw your pending bid",
+        tags=TAGS,
+        request=None,
+        responses={200: BidSerializer, 409: error_response("The bid is not pending (`invalid_state`).")},
+    )
+    def post(self, request, task_id, bid_id):
+        bid = services.bid_withdraw(user=request.user, task_id=task_id, bid_id=bid_id)
+        return Response(BidSerializer(bid).data)
+
+
+class BidArtefactsView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="bids_artefacts",
+        summary="A bid's sample artefacts",
+        description="For the task's poster and the bidder.",
+        tags=TAGS,
+        parameters=[PageQuery],
+        responses=envelope(ArtefactSerializer),
+    )
+    def get(self, request, task_id, bid_id):
+        params = self.query(PageQuery)
+        rows, total, has_more = page(selectors.bid_artefacts(_bid(request, task_id, bid_id)), **params)
+        return Response(render_page(ArtefactSerializer, rows, total, has_more))
+
+
+class BidJudgeView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="bids_judge",
+        summary="The judge's evaluation of a bid",
+        description=(
+            "Computed in the background when the bid is made (`status` `pending` until then), from fixed "
+            "criteria, each scored 0..1: `price` (weight 0.35; amount/budget r: 1.5 - r, clamped), "
+            "`benchmark` (0.25; the agent's last benchmark score / 100, 0 if never benchmarked), `eta` "
+            "(0.20; q = eta_hours / hours left before the deadline: 2 - 2q, clamped), `relevance` (0.20; "
+            "c = share of the task's terms the proposal uses: min(1, 2c)). `score` = 100 * the weighted sum."
+        ),
+        tags=TAGS,
+        responses=BidJudgementSerializer,
+    )
+    def get(self, request, task_id, bid_id):
+        bid = _bid(request, task_id, bid_id)
+        judgement = selectors.judgement_of(bid) or BidJudgement(bid=bid)
+        return Response(BidJudgementSerializer(judgement).data)

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from core.access import Access
+from core.api.schema import error_response
+from core.api.views import ApiView
+from core.errors import NotFound
+from tasks_market import selectors
+from tasks_market.api.serializers import DeliverySerializer, DeliverySubmitInput, DisputeInput, RevisionInput
+from tasks_market.api.views.common import PROVIDER_ERRORS
+from tasks_market.models import Delivery
+from tasks_market.services import deliveries as services
+
+TAGS = ["deliveries"]
+NOT_REVIEWABLE = error_response("The delivery is not submitted for review (`invalid_state`).")
+
+
+def _render(delivery: Delivery) -> dict:
+    fresh = selectors.delivery_by_id(delivery.pk)
+    return DeliverySerializer(fresh).data
+
+
+class DeliveryView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="delivery_get",
+        summary="A task's delivery",
+        description="For the poster and the winning agent's owner; 404 until the payment succeeded.",
+        tags=TAGS,
+        responses=DeliverySerializer,
+    )
+    def get(self, request, task_id):
+        delivery = selectors.delivery_for(request.user, task_id)
+        if delivery is None:
+            raise NotFound()
+        return Response(DeliverySerializer(delivery).data)
+
+    @extend_schema(
+        operation_id="delivery_submit",
+        summary="Submit the result (the winning agent's owner)",
+        description=(
+            "Artefacts are files by `url` (with `size` and `sha256`) or inline `text`. The delivery becomes "
+            "`submitted` and the task `in_review`. 409 `invalid_state` unless the task is `delivering`."
+        ),
+        tags=TAGS,
+        request=DeliverySubmitInput,
+        responses={200: DeliverySerializer, 409: error_response("The task is not delivering (`invalid_state`).")},
+    )
+    def post(self, request, task_id):
+        data = self.body(DeliverySubmitInput)
+        delivery = services.delivery_submit(user=request.user, task_id=task_id, **data)
+        return Response(_render(delivery))
+
+
+class DeliveryRetryView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="delivery_retry",
+        summary="Retry a failed or stuck delivery",
+        description=(
+            "For the poster and the winning agent's owner. Allowed when the delivery is `pending` or `failed`, "
+            "or `dispatched` longer than DELIVERY_STUCK_AFTER (30 min) ago while the task is `delivering`: "
+            "202 with the delivery, a new dispatch attempt queued. Otherwise (including while an attempt is "
+            "in flight) 409 `invalid_state`. Of concurrent retries one queues an attempt."
+        ),
+        tags=TAGS,
+        request=None,
+        responses={202: DeliverySerializer, 409: error_response("The delivery cannot be retried (`invalid_state`).")},
+    )
+    def post(self, request, task_id):
+        delivery = services.delivery_retry(task_id=task_id, user=request.user)
+        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DeliveryApproveView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="delivery_approve",
+        summary="Approve the delivery (the poster)",
+        description="The payment is released to the agent's owner; the task is `completed`.",
+        tags=TAGS,
+        request=None,
+        responses={200: DeliverySerializer, 409: NOT_REVIEWABLE, **PROVIDER_ERRORS},
+    )
+    def post(self, request, task_id):
+        return Response(_render(services.delivery_approve(user=request.user, task_id=task_id)))
+
+
+class DeliveryDisputeView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="delivery_dispute",
+        summary="Dispute the delivery (the poster)",
+        description="The task becomes `disputed`; the payment stays secured until staff resolve it.",
+        tags=TAGS,
+        request=DisputeInput,
+        responses={200: DeliverySerializer, 409: NOT_REVIEWABLE},
+    )
+    def post(self, request, task_id):
+        data = self.body(DisputeInput)
+        return Response(_render(services.delivery_dispute(user=request.user, task_id=task_id, **data)))
+
+
+class DeliveryRevisionView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="delivery_request_revision",
+        summary="Ask for a revision (the poster; at most 3)",
+        description=(
+            "The task goes back to `delivering` and is dispatched to the agent again with the feedback. "
+            "409 `invalid_state` when nothing is submitted or 3 revisions were already asked for."
+        ),
+        tags=TAGS,
+        request=RevisionInput,
+        responses={200: DeliverySerializer, 409: NOT_REVIEWABLE},
+    )
+    def post(self, request, task_id):
+        data = self.body(RevisionInput)
+        return Response(_render(services.delivery_request_revision(user=request.user, task_id=task_id, **data)))

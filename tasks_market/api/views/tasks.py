@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from core.access import Access
+from core.api.pagination import envelope, page, render_page
+from core.api.schema import error_response
+from core.api.views import ApiView
+from core.errors import NotFound
+from tasks_market import selectors
+from tasks_market.api.serializers import TaskInput, TaskListQuery, TaskRemixInput, TaskSerializer
+from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
+from tasks_market.services import tasks as services
+
+TAGS = ["tasks"]
+
+
+class TaskListView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="tasks_list",
+        summary="List your tasks, or the open ones",
+        tags=TAGS,
+        parameters=[TaskListQuery],
+        responses=envelope(TaskSerializer),
+    )
+    def get(self, request):
+        params = self.query(TaskListQuery)
+        queryset = selectors.tasks_list(request.user, scope=params["scope"], status=params.get("status"))
+        rows, total, has_more = page(queryset, limit=params["limit"], offset=params["offset"])
+        return Response(render_page(TaskSerializer, rows, total, has_more, context={"request": request}))
+
+    @extend_schema(
+        operation_id="tasks_create",
+        summary="Post a task",
+        description="The task is open for bids at once. Rate limited on its own: 60 per minute.",
+        tags=TAGS,
+        request=TaskInput,
+        responses={201: TaskSerializer},
+    )
+    def post(self, request):
+        data = self.body(TaskInput)
+        task = services.task_create(poster=request.user, **data)
+        return Response(TaskSerializer(task, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+class TaskDetailView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="tasks_get",
+        summary="A task",
+        description=(
+            "Open tasks are visible to every user; the others to their poster and to the owner of the agent "
+            "whose bid is selected."
+        ),
+        tags=TAGS,
+        responses=TaskSerializer,
+    )
+    def get(self, request, task_id):
+        task = selectors.task_for(request.user, task_id)
+        if task is None:
+            raise NotFound()
+        return Response(TaskSerializer(task, context={"request": request}).data)
+
+
+class TaskCancelView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="tasks_cancel",
+        summary="Cancel a task",
+        description=(
+            "The poster cancels an `open` task or one `awaiting_payment` (its payment is cancelled at the "
+            "provider); live bids become `rejected`."
+        ),
+        tags=TAGS,
+        request=None,
+        responses={
+            200: TaskSerializer,
+            409: error_response("The task is past payment (`invalid_state`)."),
+            **PROVIDER_ERRORS,
+        },
+    )
+    def post(self, request, task_id):
+        task = services.task_cancel(task_id=task_id, poster=request.user)
+        return Response(TaskSerializer(task, context={"request": request}).data)
+
+
+class TaskRemixView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="tasks_remix",
+        summary="Remix a task",
+        description=(
+            "A new open task copied from one of your tasks or from any open task, with `remixed_from` set. "
+            "Fields given in the body replace the copied ones; a new `deadline` is needed when the copied "
+            "one has passed."
+        ),
+        tags=TAGS,
+        request=TaskRemixInput,
+        responses={201: TaskSerializer},
+    )
+    def post(self, request, task_id):
+        data = self.body(TaskRemixInput)
+        with body_rules(request):
+            task = services.task_remix(user=request.user, task_id=task_id, overrides=data)
+        return Response(TaskSerializer(task, context={"request": request}).data, status=status.HTTP_201_CREATED)

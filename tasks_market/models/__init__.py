@@ -1,0 +1,43 @@
+"""The task marketplace: agents, tasks, bids, payments, deliveries (CONTRACT §7-§8)."""
+
+from tasks_market.models.agents import Agent, BenchmarkRun, BenchmarkStatus
+from tasks_market.models.deliveries import (
+    AttemptStatus,
+    Delivery,
+    DeliveryAttempt,
+    DeliveryStatus,
+    DeliverySubmission,
+)
+from tasks_market.models.market import (
+    Artefact,
+    Bid,
+    BidJudgement,
+    BidStatus,
+    JudgementStatus,
+    Payment,
+    PaymentStatus,
+    Task,
+    TaskCategory,
+    TaskStatus,
+)
+
+__all__ = [
+    "Agent",
+    "Artefact",
+    "AttemptStatus",
+    "BenchmarkRun",
+    "BenchmarkStatus",
+    "Bid",
+    "BidJudgement",
+    "BidStatus",
+    "Delivery",
+    "DeliveryAttempt",
+    "DeliveryStatus",
+    "DeliverySubmission",
+    "JudgementStatus",
+    "Payment",
+    "PaymentStatus",
+    "Task",
+    "TaskCategory",
+    "TaskStatus",
+]

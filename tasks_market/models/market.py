@@ -1,0 +1,198 @@
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from core.providers.payments import PaymentStatus as ProviderPaymentStatus
+
+# Currencies a budget or a bid may be in (ISO 4217, lower case): two decimals, except jpy (none).
+CURRENCIES = ("usd", "eur", "gbp", "cad", "aud", "nzd", "chf", "sek", "nok", "dkk", "pln", "jpy", "sgd", "inr")
+ZERO_DECIMAL_CURRENCIES = frozenset({"jpy"})
+
+
+def check_amount_places(amount: Decimal, currency: str) -> str | None:
+    """What is wrong with an amount's decimals for its currency, or None."""
+    if currency in ZERO_DECIMAL_CURRENCIES and amount != amount.to_integral_value():
+        return f"Amounts in {currency.upper()} have no decimals."
+    return None
+
+
+class TaskStatus(models.TextChoices):
+    OPEN = "open", "Open"  # taking bids
+    AWAITING_PAYMENT = "awaiting_payment", "Awaiting payment"  # a bid was selected; its payment is pending
+    DELIVERING = "delivering", "Delivering"  # paid; the winning agent works on it
+    IN_REVIEW = "in_review", "In review"  # the agent submitted; the poster reviews
+    COMPLETED = "completed", "Completed"  # approved; the payment was released
+    DISPUTED = "disputed", "Disputed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class TaskCategory(models.TextChoices):
+    CONTENT = "content", "Content"
+    DESIGN = "design", "Design"
+    RESEARCH = "research", "Research"
+    DEVELOPMENT = "development", "Development"
+    DATA = "data", "Data"
+    MARKETING = "marketing", "Marketing"
+    OTHER = "other", "Other"
+
+
+class Task(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    poster = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tasks")
+    title = models.CharField(max_length=200)
+    description = models.TextField()
+    budget_amount = models.DecimalField(max_digits=12, decimal_places=2)
+    budget_currency = models.CharField(max_length=3)
+    deadline = models.DateTimeField()
+    category = models.CharField(max_length=20, choices=TaskCategory.choices, default=TaskCategory.OTHER)
+    requirements = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=20, choices=TaskStatus.choices, default=TaskStatus.OPEN)
+    remixed_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="remixes")
+    # The bid whose payment is pending or made; cleared when that payment fails or the task is cancelled.
+    selected_bid = models.ForeignKey("Bid", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["poster", "-created_at"]),
+            models.Index(fields=["status", "-created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class BidStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SELECTED = "selected", "Selected"
+    REJECTED = "rejected", "Rejected"  # another bid's payment succeeded, or the task was cancelled
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+# The statuses in which a bid counts as the agent's bid on the task (one per agent and task).
+LIVE_BID_STATUSES = (BidStatus.PENDING, BidStatus.SELECTED)
+
+
+class Bid(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="bids")
+    agent = models.ForeignKey("tasks_market.Agent", on_delete=models.CASCADE, related_name="bids")
+    # The agent's owner, kept here so "my bids" needs no join.
+    bidder = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bids")
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    proposal = models.TextField()
+    eta_hours = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=BidStatus.choices, default=BidStatus.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["task", "-created_at"]), models.Index(fields=["bidder", "-created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task", "agent"],
+                condition=Q(status__in=["pending", "selected"]),
+                name="one_live_bid_per_agent_per_task",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.currency.upper()} on {self.task_id} ({self.status})"
+
+
+class JudgementStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    COMPLETED = "completed", "Completed"
+
+
+class BidJudgement(models.Model):
+    """The judge's evaluation of a bid (tasks_market.judge), computed once by a Celery job."""
+
+    bid = models.OneToOneField(Bid, primary_key=True, on_delete=models.CASCADE, related_name="judgement")
+    status = models.CharField(max_length=20, choices=JudgementStatus.choices, default=JudgementStatus.PENDING)
+    score = models.FloatField(null=True, blank=True)
+    criteria = models.JSONField(default=list, blank=True)
+    method = models.CharField(max_length=50, blank=True)
+    evaluated_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.bid_id} {self.status} {self.score if self.score is not None else ''}".strip()
+
+
+class PaymentStatus(models.TextChoices):
+    """The provider-neutral vocabulary of core.providers.payments.PaymentStatus (CONTRACT §8)."""
+
+    REQUIRES_PAYMENT = ProviderPaymentStatus.REQUIRES_PAYMENT, "Requires payment"
+    SUCCEEDED = ProviderPaymentStatus.SUCCEEDED, "Succeeded"  # secured, not paid out yet
+    FAILED = ProviderPaymentStatus.FAILED, "Failed"
+    CANCELLED = ProviderPaymentStatus.CANCELLED, "Cancelled"
+    RELEASED = ProviderPaymentStatus.RELEASED, "Released"  # paid out on approval
+    REFUNDED = ProviderPaymentStatus.REFUNDED, "Refunded"
+
+
+class Payment(models.Model):
+    """Our record of the provider payment that pays for a selected bid."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="payments")
+    bid = models.ForeignKey(Bid, on_delete=models.CASCADE, related_name="payments")
+    provider = models.CharField(max_length=20)
+    provider_payment_id = models.CharField(max_length=255, unique=True)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=20, choices=PaymentStatus.choices, default=PaymentStatus.REQUIRES_PAYMENT)
+    client_secret = models.CharField(max_length=255, blank=True)
+    checkout_url = models.URLField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    succeeded_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["task", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.provider_payment_id} {self.amount} {self.currency.upper()} ({self.status})"
+
+
+class Artefact(models.Model):
+    """A file or text: a bid's sample, or part of a delivery submission. Exactly one of the two owners."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    bid = models.ForeignKey(Bid, null=True, blank=True, on_delete=models.CASCADE, related_name="sample_artefacts")
+    submission = models.ForeignKey(
+        "tasks_market.DeliverySubmission", null=True, blank=True, on_delete=models.CASCADE, related_name="artefacts"
+    )
+    position = models.PositiveSmallIntegerField(default=0)
+    name = models.CharField(max_length=255)
+    content_type = models.CharField(max_length=100)
+    url = models.URLField(max_length=2000, blank=True)
+    text = models.TextField(blank=True)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(bid__isnull=False, submission__isnull=True) | Q(bid__isnull=True, submission__isnull=False),
+                name="artefact_has_one_owner",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,96 @@
+"""Reads of the task marketplace. Who sees what:
+
+- a task: everyone while it is open; otherwise its poster and the owner of the agent whose bid
+  is selected (the winning agent's owner); anyone else gets 404;
+- a task's bids: the poster all of them, a bidder only their own;
+- a delivery: the poster and the winning agent's owner;
+- agents and their benchmarks: their owner.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from tasks_market.models import (
+    Agent,
+    Artefact,
+    BenchmarkRun,
+    Bid,
+    BidJudgement,
+    Delivery,
+    Task,
+    TaskStatus,
+)
+
+
+def visible_tasks(user) -> QuerySet[Task]:
+    selected_is_users = Bid.objects.filter(pk=OuterRef("selected_bid_id"), bidder=user)
+    return Task.objects.filter(Q(status=TaskStatus.OPEN) | Q(poster=user) | Exists(selected_is_users))
+
+
+def tasks_list(user, *, scope: str, status: str | None = None) -> QuerySet[Task]:
+    """`mine`: the caller's tasks; `open`: every open task (the caller's included)."""
+    queryset = Task.objects.filter(poster=user) if scope == "mine" else Task.objects.filter(status=TaskStatus.OPEN)
+    if status:
+        queryset = queryset.filter(status=status)
+    return queryset.order_by("-created_at", "-id")
+
+
+def task_for(user, task_id: UUID) -> Task | None:
+    return visible_tasks(user).filter(id=task_id).first()
+
+
+def bids_for(user, task: Task) -> QuerySet[Bid]:
+    queryset = Bid.objects.filter(task=task).select_related("agent", "judgement")
+    if task.poster_id != user.pk:
+        queryset = queryset.filter(bidder=user)
+    return queryset.order_by("-created_at", "-id")
+
+
+def bid_for(user, task_id: UUID, bid_id: UUID) -> Bid | None:
+    """A bid its poster or its bidder may look at."""
+    return (
+        Bid.objects.select_related("task", "agent")
+        .filter(id=bid_id, task_id=task_id)
+        .filter(Q(task__poster=user) | Q(bidder=user))
+        .first()
+    )
+
+
+def bid_artefacts(bid: Bid) -> QuerySet[Artefact]:
+    return Artefact.objects.filter(bid=bid).order_by("position", "id")
+
+
+def judgement_of(bid: Bid) -> BidJudgement | None:
+    return BidJudgement.objects.filter(bid=bid).first()
+
+
+def delivery_for(user, task_id: UUID) -> Delivery | None:
+    """The task's delivery, for its poster or the winning agent's owner, with everything it renders."""
+    return (
+        Delivery.objects.select_related("task", "agent")
+        .prefetch_related("submissions__artefacts")
+        .filter(task_id=task_id)
+        .filter(Q(task__poster=user) | Q(agent__owner=user))
+        .first()
+    )
+
+
+def delivery_by_id(delivery_id: UUID) -> Delivery:
+    return (
+        Delivery.objects.select_related("task", "agent").prefetch_related("submissions__artefacts").get(pk=delivery_id)
+    )
+
+
+def agents_of(owner) -> QuerySet[Agent]:
+    return Agent.objects.filter(owner=owner).order_by("-created_at", "-id")
+
+
+def agent_of(owner, agent_id: UUID) -> Agent | None:
+    return Agent.objects.filter(owner=owner, id=agent_id).first()
+
+
+def benchmarks_of(agent: Agent) -> QuerySet[BenchmarkRun]:
+    return BenchmarkRun.objects.filter(agent=agent).order_by("-created_at", "-id")

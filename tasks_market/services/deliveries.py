@@ -1,0 +1,187 @@
+"""Deliveries: the winning agent's owner submits; the poster approves, disputes or asks for a revision.
+
+Every function locks the task row first (the order select, cancel and the payment events use too)
+and checks both the task's and the delivery's state before changing either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from core.errors import InvalidState, NotFound
+from core.providers.payments import get_payment_provider
+from tasks_market.models import (
+    Artefact,
+    Delivery,
+    DeliveryStatus,
+    DeliverySubmission,
+    Payment,
+    PaymentStatus,
+    Task,
+    TaskStatus,
+)
+from tasks_market.models.deliveries import MAX_REVISIONS
+from tasks_market.selectors import delivery_by_id
+from tasks_market.services.bids import artefact_rows
+from tasks_market.services.dispatch import enqueue_dispatch, retry_claim
+from tasks_market.services.events import delivery_data, publish
+
+# The agent may submit as soon as it has the task, even before its endpoint's answer is recorded.
+SUBMITTABLE = (
+    DeliveryStatus.PENDING,
+    DeliveryStatus.DISPATCHED,
+    DeliveryStatus.REVISION_REQUESTED,
+    DeliveryStatus.FAILED,
+)
+
+
+def _locked_for_poster(user, task_id: UUID) -> tuple[Task, Delivery | None]:
+    task = Task.objects.select_for_update().filter(id=task_id, poster=user).first()
+    if task is None:
+        raise NotFound()
+    return task, Delivery.objects.select_for_update(of=("self",)).select_related("agent").filter(task=task).first()
+
+
+def _review_target(user, task_id: UUID) -> tuple[Task, Delivery]:
+    task, delivery = _locked_for_poster(user, task_id)
+    if task.status != TaskStatus.IN_REVIEW or delivery is None or delivery.status != DeliveryStatus.SUBMITTED:
+        raise InvalidState(f"Only a submitted delivery can be reviewed; the task is {task.status}.")
+    return task, delivery
+
+
+def _announce(event_type: str, delivery: Delivery, task: Task, **extra: Any) -> None:
+    publish(event_type, delivery_data(delivery, task, **extra), task.poster_id, delivery.agent.owner_id)
+
+
+@transaction.atomic
+def delivery_submit(*, user, task_id: UUID, artefacts: list[dict[str, Any]], notes: str = "") -> Delivery:
+    """The winning agent's owner hands in the result: the delivery is submitted, the task in review."""
+    task = Task.objects.select_for_update().filter(id=task_id).first()
+    delivery = (
+        Delivery.objects.select_for_update(of=("self",))
+        .select_related("agent")
+        .filter(task_id=task_id, agent__owner=user)
+        .first()
+        if task is not None
+        else None
+    )
+    if delivery is None:
+        raise NotFound()
+    if task.status != TaskStatus.DELIVERING or delivery.status not in SUBMITTABLE:
+        raise InvalidState(f"Nothing to submit: the task is {task.status} and its delivery {delivery.status}.")
+    now = timezone.now()
+    number = DeliverySubmission.objects.filter(delivery=delivery).count() + 1
+    submission = DeliverySubmission.objects.create(delivery=delivery, number=number, notes=notes, submitted_by=user)
+    Artefact.objects.bulk_create(artefact_rows(artefacts, submission=submission))
+    delivery.status, delivery.submitted_at, delivery.last_error = DeliveryStatus.SUBMITTED, now, ""
+    delivery.save(update_fields=["status", "submitted_at", "last_error", "updated_at"])
+    task.status = TaskStatus.IN_REVIEW
+    task.save(update_fields=["status", "updated_at"])
+    _announce("delivery.submitted", delivery, task, submission_number=number)
+    return delivery
+
+
+@transaction.atomic
+def delivery_approve(*, user, task_id: UUID) -> Delivery:
+    """The poster accepts the work: the payment is released through the provider, the task completed."""
+    task, delivery = _review_target(user, task_id)
+    payment = (
+        Payment.objects.select_for_update()
+        .filter(task=task, bid_id=delivery.bid_id, status=PaymentStatus.SUCCEEDED)
+        .first()
+    )
+    if payment is None:
+        raise InvalidState("The task has no secured payment to release.")
+    now = timezone.now()
+    get_payment_provider().release_payment(payment.provider_payment_id)
+    payment.status, payment.released_at = PaymentStatus.RELEASED, now
+    payment.save(update_fields=["status", "released_at", "updated_at"])
+    delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, now
+    delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
+    task.status, task.completed_at = TaskStatus.COMPLETED, now
+    task.save(update_fields=["status", "completed_at", "updated_at"])
+    _announce("delivery.approved", delivery, task, payment_id=payment.id)
+    return delivery
+
+
+@transaction.atomic
+def delivery_dispute(*, user, task_id: UUID, reason: str) -> Delivery:
+    """The poster rejects the work; the payment stays secured until staff resolve the dispute."""
+    task, delivery = _review_target(user, task_id)
+    now = timezone.now()
+    delivery.status, delivery.reviewed_at, delivery.dispute_reason = DeliveryStatus.DISPUTED, now, reason
+    delivery.save(update_fields=["status", "reviewed_at", "dispute_reason", "updated_at"])
+    task.status = TaskStatus.DISPUTED
+    task.save(update_fields=["status", "updated_at"])
+    _announce("delivery.disputed", delivery, task, reason=reason)
+    return delivery
+
+
+@transaction.atomic
+def delivery_request_revision(*, user, task_id: UUID, feedback: str) -> Delivery:
+    """The poster asks for changes (at most MAX_REVISIONS times); the task is dispatched again with the feedback."""
+    task, delivery = _review_target(user, task_id)
+    if delivery.revision_count >= MAX_REVISIONS:
+        raise InvalidState(f"At most {MAX_REVISIONS} revisions can be requested; approve or dispute the delivery.")
+    now = timezone.now()
+    latest = DeliverySubmission.objects.filter(delivery=delivery).order_by("-number").first()
+    if latest is not None:
+        DeliverySubmission.objects.filter(pk=latest.pk).update(feedback=feedback)
+    delivery.status = DeliveryStatus.REVISION_REQUESTED
+    delivery.revision_count += 1
+    delivery.feedback = feedback
+    delivery.reviewed_at = now
+    delivery.round += 1
+    delivery.round_attempts = 0
+    delivery.next_attempt_at = now
+    delivery.save(
+        update_fields=[
+            "status",
+            "revision_count",
+            "feedback",
+            "reviewed_at",
+            "round",
+            "round_attempts",
+            "next_attempt_at",
+            "updated_at",
+        ]
+    )
+    task.status = TaskStatus.DELIVERING
+    task.save(update_fields=["status", "updated_at"])
+    _announce("delivery.revision_requested", delivery, task, feedback=feedback)
+    enqueue_dispatch(delivery.id)
+    return delivery
+
+
+@transaction.atomic
+def delivery_retry(*, task_id: UUID, user=None, now=None) -> Delivery:
+    """Retry the dispatch (CONTRACT §8): the poster or the winning agent's owner (`user=None`: staff).
+
+    202 material when the delivery is pending or failed, or dispatched and stuck past
+    DELIVERY_STUCK_AFTER; otherwise InvalidState (409). A new attempt is queued under the claim.
+    """
+    now = now or timezone.now()
+    rows = Delivery.objects.filter(task_id=task_id)
+    if user is not None:
+        rows = rows.filter(Q(task__poster=user) | Q(agent__owner=user))
+    delivery = rows.first()
+    if delivery is None:
+        if user is not None and not Task.objects.filter(id=task_id, poster=user).exists():
+            raise NotFound()
+        raise InvalidState("The task has no delivery to retry yet.")
+    if not retry_claim(delivery_id=delivery.pk, now=now):
+        raise InvalidState(
+            f"A delivery can be retried when it is pending or failed, or dispatched more than "
+            f"{_minutes()} minutes ago without a result, and no attempt is in progress; this one is {delivery.status}."
+        )
+    return delivery_by_id(delivery.pk)
+
+
+def _minutes() -> int:
+    return int(settings.DELIVERY_STUCK_AFTER.total_seconds() // 60)

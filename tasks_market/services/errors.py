@@ -1,0 +1,27 @@
+"""Errors of the marketplace beyond core.errors."""
+
+from __future__ import annotations
+
+from core.errors import Conflict
+
+
+class InvalidField(ValueError):
+    """A body field that names something it may not (someone else's agent, the wrong currency).
+
+    Views report it as a 422 at ["body", field], like any other validation error.
+    """
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(message)
+
+
+class OwnTask(Conflict):
+    code = "own_task"
+    default_message = "You cannot bid on your own task."
+
+
+class BidExists(Conflict):
+    code = "bid_exists"
+    default_message = "This agent already has a live bid on the task; withdraw it first."

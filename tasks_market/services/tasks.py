@@ -1,0 +1,96 @@
+"""Tasks: create, cancel, remix."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from core.errors import InvalidState, NotFound
+from core.providers.payments import get_payment_provider
+from tasks_market.models import Bid, BidStatus, Payment, PaymentStatus, Task, TaskStatus
+from tasks_market.models.market import LIVE_BID_STATUSES, check_amount_places
+from tasks_market.services.errors import InvalidField
+from tasks_market.services.events import publish, task_data
+
+logger = logging.getLogger(__name__)
+
+COPIED_FIELDS = ("title", "description", "budget_amount", "budget_currency", "deadline", "category", "requirements")
+
+
+@transaction.atomic
+def task_create(
+    *,
+    poster,
+    title: str,
+    description: str,
+    budget_amount: Decimal,
+    budget_currency: str,
+    deadline: datetime,
+    category: str,
+    requirements: list[str],
+    remixed_from: Task | None = None,
+) -> Task:
+    task = Task.objects.create(
+        poster=poster,
+        title=title,
+        description=description,
+        budget_amount=budget_amount,
+        budget_currency=budget_currency,
+        deadline=deadline,
+        category=category,
+        requirements=list(requirements),
+        remixed_from=remixed_from,
+    )
+    publish("task.created", {**task_data(task), "remixed_from": task.remixed_from_id}, poster.pk)
+    return task
+
+
+def task_remix(*, user, task_id: UUID, overrides: dict[str, Any]) -> Task:
+    """A new open task copied from one of the caller's tasks or from any open task, with `overrides`."""
+    source = Task.objects.filter(Q(poster=user) | Q(status=TaskStatus.OPEN), id=task_id).first()
+    if source is None:
+        raise NotFound()
+    fields = {name: overrides.get(name, getattr(source, name)) for name in COPIED_FIELDS}
+    if fields["deadline"] <= timezone.now():
+        raise InvalidField("deadline", "The copied deadline has passed; give a new deadline.")
+    problem = check_amount_places(fields["budget_amount"], fields["budget_currency"])
+    if problem:
+        raise InvalidField("budget_amount", problem)
+    return task_create(poster=user, remixed_from=source, **fields)
+
+
+@transaction.atomic
+def task_cancel(*, task_id: UUID, poster=None) -> Task:
+    """Cancel an open task, or one awaiting payment (its payment is cancelled at the provider first).
+
+    `poster=None` is staff acting from the admin. Live bids become rejected.
+    """
+    rows = Task.objects.select_for_update().filter(id=task_id)
+    task = (rows.filter(poster=poster) if poster is not None else rows).first()
+    if task is None:
+        raise NotFound()
+    if task.status not in (TaskStatus.OPEN, TaskStatus.AWAITING_PAYMENT):
+        raise InvalidState(f"Only an open task or one awaiting payment can be cancelled; this one is {task.status}.")
+    now = timezone.now()
+    provider = get_payment_provider()
+    for payment in Payment.objects.select_for_update().filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT):
+        provider.cancel_payment(payment.provider_payment_id)
+        payment.status = PaymentStatus.CANCELLED
+        payment.save(update_fields=["status", "updated_at"])
+    bidders = list(
+        Bid.objects.filter(task=task, status__in=LIVE_BID_STATUSES).values_list("bidder_id", flat=True).distinct()
+    )
+    Bid.objects.filter(task=task, status__in=LIVE_BID_STATUSES).update(status=BidStatus.REJECTED, updated_at=now)
+    task.status = TaskStatus.CANCELLED
+    task.selected_bid = None
+    task.cancelled_at = now
+    task.save(update_fields=["status", "selected_bid", "cancelled_at", "updated_at"])
+    publish("task.cancelled", task_data(task), task.poster_id, *bidders)
+    return task

@@ -1,0 +1,55 @@
+"""Celery tasks of the marketplace: thin, taking ids, each safe to run twice (claimed or status-guarded)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from celery import shared_task
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="tasks_market.tasks.dispatch_delivery", ignore_result=True)
+def dispatch_delivery(delivery_id: str, claim: str | None = None) -> None:
+    """One dispatch attempt; a failed one queues the next with the schedule's countdown.
+
+    The follow-up only acts once the delivery is due again, so in eager mode (which ignores
+    countdowns) its immediate run finds nothing due and stops.
+    """
+    from tasks_market.services.dispatch import delivery_dispatch_attempt
+
+    retry_in = delivery_dispatch_attempt(
+        delivery_id=delivery_id, claim=datetime.fromisoformat(claim) if claim else None
+    )
+    if retry_in is None:
+        return
+    try:
+        dispatch_delivery.apply_async(args=[delivery_id, None], countdown=retry_in)
+    except Exception:  # the broker is down: the sweep queues it when it is overdue
+        logger.exception("could not queue the next dispatch attempt of delivery %s", delivery_id)
+
+
+@shared_task(name="tasks_market.tasks.judge_bid", ignore_result=True)
+def judge_bid(bid_id: str) -> None:
+    from tasks_market.services.bids import bid_judge
+
+    bid_judge(bid_id=bid_id)
+
+
+@shared_task(name="tasks_market.tasks.run_benchmark", ignore_result=True)
+def run_benchmark(run_id: str) -> None:
+    from tasks_market.benchmark import benchmark_run
+
+    benchmark_run(run_id=run_id)
+
+
+@shared_task(name="tasks_market.tasks.sweep_deliveries", ignore_result=True)
+def sweep_deliveries() -> dict[str, int]:
+    """Beat: recover lost or stuck dispatches, and bids whose judge job was lost (see CELERY_BEAT_SCHEDULE)."""
+    from tasks_market.services.bids import judgements_catch_up
+    from tasks_market.services.dispatch import deliveries_sweep
+
+    result = deliveries_sweep()
+    judged = judgements_catch_up()
+    return {"released": result.released, "retried": result.retried, "requeued": result.requeued, "judged": judged}
