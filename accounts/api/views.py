@@ -18,7 +18,7 @@ from accounts.api.serializers import (
     TokenPairSerializer,
     UserSerializer,
 )
-from accounts.models import ApiKey
+from accounts.selectors import api_keys_of
 from accounts.services import api_key_create, api_key_revoke, user_create
 from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
@@ -95,7 +95,7 @@ class ApiKeyListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(ApiKey.objects.active().filter(user=request.user), **params)
+        rows, total, has_more = page(api_keys_of(request.user), **params)
         return Response(render_page(ApiKeySerializer, rows, total, has_more))
 
     @extend_schema(
