@@ -8,14 +8,29 @@ PORT ?= 8443
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test lint format check clean
+.PHONY: run serve bench test lint format check clean browser-deps
 
 ## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults)
 run: $(VENV)/.deps-run
 	HOST=$(HOST) PORT=$(PORT) scripts/run.sh
 
+## serve: the production shape: gunicorn (gthread, 2 x cores workers), Celery workers and one beat, with
+## config.settings.production on the PostgreSQL and Redis of DATABASE_URL / REDIS_URL (required, with
+## DJANGO_SECRET_KEY). TLS with TLS_CERT/TLS_KEY or a self-signed certificate in var/; SERVE_BEHIND_PROXY=1
+## for plain HTTP behind a TLS-terminating proxy listed in TRUSTED_PROXIES.
+serve: $(VENV)/.deps-run
+	HOST=$(HOST) PORT=$(PORT) scripts/serve.sh
+
+## bench: on demand (never part of `make test`): the production server under wrk on throw-away
+## PostgreSQL and Redis; prints one table and writes it to bench/RESULTS.md. BENCH_ARGS="--scale 4 --duration 10"
+BENCH_ARGS ?=
+bench: $(VENV)/.deps-run
+	@command -v wrk >/dev/null 2>&1 || { echo "installing wrk"; apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk </dev/null; }
+	$(PY) scripts/testenv.py -- $(PY) bench/run.py $(BENCH_ARGS)
+
 ## test: the whole suite on throw-away PostgreSQL and Redis (installed with apt-get when absent)
-test: $(VENV)/.deps-dev
+test: $(VENV)/.deps-dev browser-deps
 	$(PY) scripts/testenv.py -- $(PY) -m pytest $(PYTEST_ARGS)
 
 ## lint: ruff
@@ -39,6 +54,12 @@ $(VENV)/.deps-run: requirements.txt | $(VENV)/bin/python
 $(VENV)/.deps-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@ $(VENV)/.deps-run
+
+# The browser test (tests/ops/test_browser.py) drives Debian's Chromium through Playwright; Playwright's
+# own browser download is never used.
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium"; apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver </dev/null; }
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.cache.backends.redis import RedisCache
 from django_ratelimit.core import get_usage
 
 logger = logging.getLogger(__name__)
@@ -106,7 +107,9 @@ def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
     except Exception:  # the cache is down: serve rather than refuse everyone
         logger.warning("rate limit counter unavailable; request not counted", exc_info=True)
         return None
-    if usage is None or usage["time_left"] < 0:
+    # django-ratelimit reports a counter it could not read or write as count 0 with limit 0. A
+    # time_left of -1 alone is not a failure: the window's last second can tick by during the call.
+    if usage is None or (usage["count"] == 0 and usage["limit"] == 0):
         logger.warning("rate limit counter unavailable; request not counted")
         return None
     count = usage["count"]
@@ -118,20 +121,53 @@ def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
     )
 
 
+class CounterRedisCache(RedisCache):
+    """Django's RedisCache, with `incr` in one round trip instead of two.
+
+    Django's own `incr` asks EXISTS, then INCR. django-ratelimit counts every request with `add`
+    then `incr`, so this saves one of the rate limit's round trips to Redis on every request. The
+    script is atomic, and like Django's it raises ValueError for a key that does not exist (it must
+    not create one without an expiry). Production uses it for the default cache (see settings).
+    """
+
+    _INCR_IF_EXISTS = (
+        "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end return false"
+    )
+
+    def incr(self, key, delta=1, version=None):
+        key = self.make_and_validate_key(key, version=version)
+        client = self._cache.get_client(key, write=True)
+        value = client.eval(self._INCR_IF_EXISTS, 1, key, delta)
+        if value is None:
+            raise ValueError(f"Key {key!r} not found.")
+        return value
+
+
 # --- Overrides staff record in the admin ------------------------------------------------------------
 
 OVERRIDES_CACHE_KEY = "ratelimit:overrides"
 OVERRIDES_TTL = 300
+_Overrides = list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str, int]]
+# Parsed overrides kept in this process for RATELIMIT_OVERRIDES_LOCAL_SECONDS (0: ask the shared cache on
+# every request). A change made in the admin reaches the other processes within that many seconds.
+_local: tuple[float, _Overrides] | None = None
 
 
-def _overrides() -> list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str, int]]:
+def _overrides() -> _Overrides:
+    global _local
+    local_seconds = getattr(settings, "RATELIMIT_OVERRIDES_LOCAL_SECONDS", 0)
+    if local_seconds and _local is not None and time.monotonic() < _local[0]:
+        return _local[1]
     rows = cache.get(OVERRIDES_CACHE_KEY)
     if rows is None:
         from core.models import RateLimitOverride
 
         rows = list(RateLimitOverride.objects.values_list("network", "rule", "limit"))
         cache.set(OVERRIDES_CACHE_KEY, rows, OVERRIDES_TTL)
-    return [(ipaddress.ip_network(net, strict=False), rule, limit) for net, rule, limit in rows]
+    parsed = [(ipaddress.ip_network(net, strict=False), rule, limit) for net, rule, limit in rows]
+    if local_seconds:
+        _local = (time.monotonic() + local_seconds, parsed)
+    return parsed
 
 
 def override_limit(ip: str, rule_name: str) -> int | None:
@@ -150,4 +186,6 @@ def override_limit(ip: str, rule_name: str) -> int | None:
 
 
 def forget_overrides() -> None:
+    global _local
+    _local = None
     cache.delete(OVERRIDES_CACHE_KEY)

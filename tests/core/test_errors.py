@@ -199,8 +199,13 @@ def test_text_postgresql_cannot_store_is_json_invalid(api, body, offset, reason)
 
     assert response.status_code == 422
     assert response.json()["detail"] == [
-        {"type": "json_invalid", "loc": ["body", offset], "msg": "JSON decode error", "input": {},
-         "ctx": {"error": reason}}
+        {
+            "type": "json_invalid",
+            "loc": ["body", offset],
+            "msg": "JSON decode error",
+            "input": {},
+            "ctx": {"error": reason},
+        }
     ]
 
 

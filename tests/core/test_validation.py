@@ -48,7 +48,17 @@ def test_nested_item_errors_carry_their_index():
 def test_exclusive_bound_and_literal():
     ratio, kind = errors_for({"items": [{"url": "a"}], "ratio": 0, "kind": "z"})
 
-    assert ratio == {"type": "greater_than", "loc": ["body", "ratio"], "msg": "Input should be greater than 0",
-                     "input": 0, "ctx": {"gt": 0}}
-    assert kind == {"type": "literal_error", "loc": ["body", "kind"], "msg": "Input should be 'a', 'b' or 'c'",
-                    "input": "z", "ctx": {"expected": "'a', 'b' or 'c'"}}
+    assert ratio == {
+        "type": "greater_than",
+        "loc": ["body", "ratio"],
+        "msg": "Input should be greater than 0",
+        "input": 0,
+        "ctx": {"gt": 0},
+    }
+    assert kind == {
+        "type": "literal_error",
+        "loc": ["body", "kind"],
+        "msg": "Input should be 'a', 'b' or 'c'",
+        "input": "z",
+        "ctx": {"expected": "'a', 'b' or 'c'"},
+    }

@@ -1,0 +1,89 @@
+"""gunicorn settings for `make serve` (scripts/serve.sh) and `make bench`: gthread workers, JSON logs.
+
+Everything can be tuned from the environment:
+
+- GUNICORN_BIND (default `$HOST:$PORT`, i.e. 127.0.0.1:8443)
+- WEB_CONCURRENCY: worker processes (default 2 x cores); GUNICORN_THREADS: threads per worker (default 4)
+- TLS_CERT / TLS_KEY: terminate TLS here (as `make serve` does on one machine); without them gunicorn
+  speaks plain HTTP and must sit behind a TLS-terminating proxy listed in TRUSTED_PROXIES
+- GUNICORN_ACCESS_LOG: `1` (default) logs one JSON line per request, `0` turns that off
+
+Why gthread: measured against granian (WSGI mode) and gunicorn's sync workers with wrk; see
+bench/RESULTS.md, "Server choice".
+"""
+
+from __future__ import annotations
+
+import os
+
+from gunicorn import glogging
+
+_cores = os.cpu_count() or 1
+
+bind = [os.environ.get("GUNICORN_BIND") or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8443')}"]
+worker_class = "gthread"
+workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cores)
+threads = int(os.environ.get("GUNICORN_THREADS") or 4)
+# Import Django once in the master: workers fork with the code loaded (faster start, shared pages).
+# Nothing opens a connection at import time; each worker connects lazily after the fork.
+preload_app = True
+timeout = 30
+graceful_timeout = 30
+keepalive = 5
+backlog = 2048
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS") or 0)
+max_requests_jitter = max_requests // 10
+
+certfile = os.environ.get("TLS_CERT") or None
+keyfile = os.environ.get("TLS_KEY") or None
+
+# Whether a request is secure, and who the client is, is decided by core.middleware from
+# TRUSTED_PROXIES alone: gunicorn must not turn X-Forwarded-Proto into wsgi.url_scheme by itself.
+secure_scheme_headers: dict[str, str] = {}
+forwarded_allow_ips = "127.0.0.1"  # irrelevant without secure_scheme_headers; kept explicit
+
+accesslog = "-" if os.environ.get("GUNICORN_ACCESS_LOG", "1") != "0" else None
+errorlog = "-"
+loglevel = (os.environ.get("LOG_LEVEL") or "info").lower()
+
+
+class JsonLogger(glogging.Logger):
+    """gunicorn's own lines as JSON (core.logging.JsonFormatter); the access line carries the request id."""
+
+    def setup(self, cfg) -> None:
+        super().setup(cfg)
+        from core.logging import JsonFormatter
+
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                handler.setFormatter(JsonFormatter())
+
+    def access(self, resp, req, environ, request_time) -> None:
+        if not self.access_log_enabled:
+            return
+        headers = dict((name.lower(), value) for name, value in resp.headers)
+        status = resp.status.split(None, 1)[0] if isinstance(resp.status, str) else resp.status
+        duration_ms = round(request_time.total_seconds() * 1000, 2)
+        self.access_log.info(
+            "%s %s %s",
+            environ.get("REQUEST_METHOD"),
+            environ.get("PATH_INFO"),
+            status,
+            extra={
+                "request_id": headers.get("x-request-id", "-"),
+                "method": environ.get("REQUEST_METHOD"),
+                "path": environ.get("PATH_INFO"),
+                "status": int(status),
+                "duration_ms": duration_ms,
+                "bytes": getattr(resp, "sent", None),
+                "remote_addr": environ.get("REMOTE_ADDR", "-"),
+                "pid": os.getpid(),
+            },
+        )
+
+
+logger_class = JsonLogger
+
+
+def when_ready(server) -> None:
+    server.log.info("listening on %s with %s workers x %s threads", ", ".join(bind), workers, threads)
