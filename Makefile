@@ -8,7 +8,7 @@ PORT ?= 8443
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run serve bench test lint format check clean browser-deps
+.PHONY: run serve bench profile test lint format check clean browser-deps
 
 ## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults)
 run: $(VENV)/.deps-run
@@ -28,6 +28,12 @@ bench: $(VENV)/.deps-run
 	@command -v wrk >/dev/null 2>&1 || { echo "installing wrk"; apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk </dev/null; }
 	$(PY) scripts/testenv.py -- $(PY) bench/run.py $(BENCH_ARGS)
+
+## profile: where one request's time goes: the benchmark's requests in process, through the WSGI handler, on
+## throw-away PostgreSQL and Redis (bench/profile.py). PROFILE_ARGS="--path c --pyinstrument"
+PROFILE_ARGS ?=
+profile: $(VENV)/.deps-dev
+	$(PY) scripts/testenv.py -- $(PY) bench/profile.py $(PROFILE_ARGS)
 
 ## test: the whole suite on throw-away PostgreSQL and Redis (installed with apt-get when absent)
 test: $(VENV)/.deps-dev browser-deps

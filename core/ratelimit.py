@@ -9,11 +9,13 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
 from django_ratelimit.core import get_usage
 
@@ -124,10 +126,9 @@ def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
 class CounterRedisCache(RedisCache):
     """Django's RedisCache, with `incr` in one round trip instead of two.
 
-    Django's own `incr` asks EXISTS, then INCR. django-ratelimit counts every request with `add`
-    then `incr`, so this saves one of the rate limit's round trips to Redis on every request. The
-    script is atomic, and like Django's it raises ValueError for a key that does not exist (it must
-    not create one without an expiry). Production uses it for the default cache (see settings).
+    Django's own `incr` asks EXISTS, then INCR. The script is atomic, and like Django's it raises
+    ValueError for a key that does not exist (it must not create one without an expiry). The base of
+    RateLimitCounterCache below.
     """
 
     _INCR_IF_EXISTS = (
@@ -135,12 +136,59 @@ class CounterRedisCache(RedisCache):
     )
 
     def incr(self, key, delta=1, version=None):
-        key = self.make_and_validate_key(key, version=version)
+        return self._incr_existing(self.make_and_validate_key(key, version=version), delta)
+
+    def _incr_existing(self, key: str, delta: int) -> int:
         client = self._cache.get_client(key, write=True)
         value = client.eval(self._INCR_IF_EXISTS, 1, key, delta)
         if value is None:
             raise ValueError(f"Key {key!r} not found.")
         return value
+
+
+class RateLimitCounterCache(CounterRedisCache):
+    """The rate-limit counters (RATELIMIT_USE_CACHE): one round trip to Redis per counted request.
+
+    django-ratelimit counts a request with `add(key, 1, timeout)` and, when the key already exists,
+    `incr(key)`: two round trips. Here `add` is one atomic script that adds `value` to the counter and
+    sets the expiry when the counter is new, returning whether it was; the count it reached is kept
+    for the `incr(key)` django-ratelimit makes next on the same thread, which then needs no round trip.
+    `add(key, 0)` (django-ratelimit's read-only `get_usage`) creates an absent counter at 0 and changes
+    nothing else, as Django's `add` would. Only for counters: `add` of anything but an integer is refused.
+    """
+
+    # INCRBY, then give a counter that has no expiry yet (a new one) its expiry, in one atomic call.
+    _ADD_COUNT = (
+        "local n = redis.call('INCRBY', KEYS[1], ARGV[1]) "
+        "if tonumber(ARGV[2]) > 0 and redis.call('TTL', KEYS[1]) == -1 then "
+        "redis.call('EXPIRE', KEYS[1], ARGV[2]) end "
+        "return n"
+    )
+
+    def __init__(self, server, params):
+        super().__init__(server, params)
+        self._counted = threading.local()
+
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError("RateLimitCounterCache holds integer counters only.")
+        key = self.make_and_validate_key(key, version=version)
+        seconds = self.get_backend_timeout(timeout) or 0  # None (no expiry) and 0 alike: no expiry set here
+        client = self._cache.get_client(key, write=True)
+        count = client.eval(self._ADD_COUNT, 1, key, value, seconds)
+        # "Added" when the counter now holds exactly `value`: django-ratelimit then takes `value` as
+        # the count, which is the truth. Otherwise it asks `incr`, answered from here.
+        added = count == value
+        self._counted.last = (key, value, count) if value and not added else None
+        return added
+
+    def incr(self, key, delta=1, version=None):
+        key = self.make_and_validate_key(key, version=version)
+        last = getattr(self._counted, "last", None)
+        self._counted.last = None
+        if last is not None and last[0] == key and last[1] == delta:
+            return last[2]  # `add` counted this request already
+        return self._incr_existing(key, delta)
 
 
 # --- Overrides staff record in the admin ------------------------------------------------------------

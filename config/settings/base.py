@@ -113,7 +113,11 @@ DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE",
 REDIS_URL = env.str("REDIS_URL", default="")
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
+        # django-ratelimit's counters, one round trip per request (core.ratelimit.RateLimitCounterCache).
+        "ratelimit": {"BACKEND": "core.ratelimit.RateLimitCounterCache", "LOCATION": REDIS_URL},
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "brandmarket"}}
 
@@ -225,7 +229,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Rate limiting ---------------------------------------------------------------------------------
 
-RATELIMIT_USE_CACHE = "default"
+RATELIMIT_USE_CACHE = "ratelimit" if "ratelimit" in CACHES else "default"
 RATELIMIT_CACHE_PREFIX = "rl:"
 
 # --- Background work ---------------------------------------------------------------------------------

@@ -32,9 +32,8 @@ SILENCED_SYSTEM_CHECKS = [*SILENCED_SYSTEM_CHECKS, "security.W008"]  # noqa: F40
 # Celery workers and beat log through LOGGING above (JSON), not through Celery's own root handler.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# Rate limiting on every request (CONTRACT §5), with fewer round trips to Redis: the default cache counts
-# with one atomic script instead of EXISTS + INCR, and each web process keeps the parsed overrides for
-# 10 s (an override saved in the admin applies at once in that process, within 10 s in the others).
-# Measured in bench/RESULTS.md ("Rate limiting: before and after").
-CACHES["default"]["BACKEND"] = "core.ratelimit.CounterRedisCache"  # noqa: F405
+# Rate limiting on every request (CONTRACT §5), with fewer round trips to Redis: the counters' cache
+# (CACHES["ratelimit"], base settings) counts a request in one atomic script, and each web process keeps
+# the parsed overrides for 10 s (an override saved in the admin applies at once in that process, within
+# 10 s in the others). Measured in bench/RESULTS.md ("Rate limiting: before and after").
 RATELIMIT_OVERRIDES_LOCAL_SECONDS = 10

@@ -23,7 +23,8 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "test",
-    }
+    },
+    "ratelimit": {"BACKEND": "core.ratelimit.RateLimitCounterCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "test"},
 }
 # Domain tests run tasks in-process; the broker integration test sends to the real Redis broker.
 CELERY_TASK_ALWAYS_EAGER = True

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.conf import settings
 from django.test import override_settings
 
 from core import ratelimit
 from core.models import RateLimitOverride
-from core.ratelimit import CounterRedisCache
+from core.ratelimit import CounterRedisCache, RateLimitCounterCache
 
 
 @pytest.fixture
@@ -26,6 +28,61 @@ def test_incr_counts_atomically_and_never_creates_a_key(counters):
     with pytest.raises(ValueError):
         counters.incr("missing")
     assert counters.get("missing") is None  # a counter without an expiry would never reset
+
+
+@pytest.fixture
+def ratelimit_counters():
+    cache = RateLimitCounterCache(settings.REDIS_URL, {"KEY_PREFIX": "ops-test-rl"})
+    yield cache
+    cache.clear()
+
+
+def redis_ttl(cache, key: str) -> int:
+    full = cache.make_and_validate_key(key)
+    return cache._cache.get_client(full).ttl(full)
+
+
+def test_add_then_incr_counts_each_request_once_as_django_ratelimit_calls_them(ratelimit_counters):
+    counters = ratelimit_counters
+    assert counters.add("w", 1, 65) is True  # a new window: the count is 1, no incr follows
+    assert 0 < redis_ttl(counters, "w") <= 65
+    for expected in (2, 3, 4):
+        assert counters.add("w", 1, 65) is False
+        assert counters.incr("w") == expected  # answered from the add: counted once, not twice
+    assert counters.get("w") == 4
+    assert 0 < redis_ttl(counters, "w") <= 65  # the expiry is the window's, never pushed out
+
+
+def test_add_zero_reads_without_counting_and_creates_an_expiring_zero(ratelimit_counters):
+    counters = ratelimit_counters
+    assert counters.add("r", 0, 30) is True
+    assert counters.get("r") == 0 and 0 < redis_ttl(counters, "r") <= 30
+    counters.add("r", 1, 30)
+    assert counters.add("r", 0, 30) is False  # exists: django-ratelimit then reads it with get()
+    assert counters.get("r") == 1
+    with pytest.raises(ValueError):  # nothing was kept for an incr to answer from a read
+        counters.incr("absent")
+    assert counters.incr("r") == 2  # a plain incr after a read goes to Redis
+
+
+def test_an_incr_is_answered_only_on_the_thread_that_counted(ratelimit_counters):
+    counters = ratelimit_counters
+    counters.add("t", 1, 60)
+    counters.add("t", 1, 60)  # counted: 2, kept for this thread's incr
+    seen = []
+    other = threading.Thread(target=lambda: seen.append(counters.incr("t")))
+    other.start()
+    other.join()
+    assert seen == [3]  # the other thread incremented in Redis
+    assert counters.incr("t") == 2  # this thread's add answers its own incr
+    assert counters.get("t") == 3
+
+
+def test_only_integer_counters_are_accepted(ratelimit_counters):
+    with pytest.raises(TypeError):
+        ratelimit_counters.add("x", "text", 60)
+    with pytest.raises(TypeError):
+        ratelimit_counters.add("x", True, 60)
 
 
 @pytest.mark.django_db

@@ -132,3 +132,30 @@ def test_remix_needs_a_new_deadline_when_the_old_one_passed(alice_api, alice):
     assert refused.status_code == 422
     assert refused.json()["detail"][0]["loc"] == ["body", "deadline"]
     assert accepted.status_code == 201
+
+
+def test_list_items_are_exactly_the_task_as_its_own_endpoint_and_the_schema_show_it(alice_api, alice):
+    """Lists render rows with `task_item`; the detail goes through TaskSerializer: the two must agree."""
+    from datetime import UTC, datetime
+
+    from tasks_market.api.serializers import TaskSerializer
+
+    source = TaskFactory(poster=alice)
+    task, _ = delivering_task(poster=alice)
+    completed = datetime(2026, 3, 1, 12, 30, 5, 123456, tzinfo=UTC)
+    Task.objects.filter(pk=task.pk).update(
+        remixed_from=source, completed_at=completed, budget_amount="1234.50", requirements=["a", "b"]
+    )
+
+    listed = {item["id"]: item for item in alice_api.get("/api/v1/tasks?scope=mine").json()["items"]}
+    for pk in (source.pk, task.pk):
+        assert listed[str(pk)] == alice_api.get(f"/api/v1/tasks/{pk}").json()
+
+    item = listed[str(task.pk)]
+    assert list(item) == list(TaskSerializer().fields)
+    assert item["remixed_from"] == str(source.pk)
+    assert item["selected_bid_id"] == str(Task.objects.get(pk=task.pk).selected_bid_id)
+    assert item["completed_at"] == "2026-03-01T12:30:05.123456Z"
+    assert item["budget_amount"] == "1234.50"
+    assert item["requirements"] == ["a", "b"]
+    assert item["is_mine"] is True and item["cancelled_at"] is None

@@ -17,6 +17,7 @@ from tasks_market.api.serializers.deliveries import (
     SubmissionSerializer,
 )
 from tasks_market.api.serializers.tasks import (
+    TASK_COLUMNS,
     BidInput,
     BidJudgementSerializer,
     BidSerializer,
@@ -27,9 +28,11 @@ from tasks_market.api.serializers.tasks import (
     TaskListQuery,
     TaskRemixInput,
     TaskSerializer,
+    task_item,
 )
 
 __all__ = [
+    "TASK_COLUMNS",
     "AgentCreateInput",
     "AgentEndpointInput",
     "AgentSerializer",
@@ -55,4 +58,5 @@ __all__ = [
     "TaskListQuery",
     "TaskRemixInput",
     "TaskSerializer",
+    "task_item",
 ]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.pagination import PageQuery
@@ -69,12 +73,74 @@ class TaskListQuery(PageQuery):
     status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
 
 
+# The columns a task's representation reads: lists fetch exactly these with `.values()`.
+TASK_COLUMNS = (
+    "id",
+    "poster_id",
+    "title",
+    "description",
+    "budget_amount",
+    "budget_currency",
+    "deadline",
+    "category",
+    "requirements",
+    "status",
+    "remixed_from_id",
+    "selected_bid_id",
+    "created_at",
+    "updated_at",
+    "cancelled_at",
+    "completed_at",
+)
+
+
+def _datetime(value: datetime | None) -> str | None:
+    """As DRF's DateTimeField renders it (ISO 8601, UTC as `Z`)."""
+    if value is None:
+        return None
+    text = timezone.localtime(value, UTC).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _uuid(value: UUID | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def task_item(row: Mapping[str, Any], viewer_id: Any) -> dict[str, Any]:
+    """A task as the API shows it, from its TASK_COLUMNS: the one representation of a task.
+
+    Written out rather than left to DRF's field-by-field machinery because the open-tasks list is
+    the hottest read of the marketplace (bench/RESULTS.md); TaskSerializer below documents the same
+    shape for the schema and renders single tasks through this function, and a test pins the two.
+    """
+    return {
+        "id": str(row["id"]),
+        "title": row["title"],
+        "description": row["description"],
+        "budget_amount": f"{row['budget_amount']:.2f}",
+        "budget_currency": row["budget_currency"],
+        "deadline": _datetime(row["deadline"]),
+        "category": row["category"],
+        "requirements": [str(item) for item in row["requirements"]],
+        "status": row["status"],
+        "remixed_from": _uuid(row["remixed_from_id"]),
+        "selected_bid_id": _uuid(row["selected_bid_id"]),
+        "is_mine": viewer_id is not None and row["poster_id"] == viewer_id,
+        "created_at": _datetime(row["created_at"]),
+        "updated_at": _datetime(row["updated_at"]),
+        "cancelled_at": _datetime(row["cancelled_at"]),
+        "completed_at": _datetime(row["completed_at"]),
+    }
+
+
 class TaskSerializer(serializers.ModelSerializer):
+    """The task's shape, for the schema; rendering goes through `task_item`."""
+
     budget_amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     requirements = serializers.ListField(child=serializers.CharField())
     remixed_from = serializers.UUIDField(source="remixed_from_id", allow_null=True)
     selected_bid_id = serializers.UUIDField(allow_null=True)
-    is_mine = serializers.SerializerMethodField(help_text="Whether you posted the task.")
+    is_mine = serializers.BooleanField(help_text="Whether you posted the task.")
 
     class Meta:
         model = Task
@@ -97,10 +163,10 @@ class TaskSerializer(serializers.ModelSerializer):
             "completed_at",
         ]
 
-    @extend_schema_field(serializers.BooleanField())
-    def get_is_mine(self, task: Task) -> bool:
+    def to_representation(self, task: Task) -> dict[str, Any]:
         request = self.context.get("request")
-        return bool(request and request.user and task.poster_id == request.user.pk)
+        viewer_id = request.user.pk if request and request.user else None
+        return task_item({column: getattr(task, column) for column in TASK_COLUMNS}, viewer_id)
 
 
 # --- Bids and payments -----------------------------------------------------------------------------

@@ -5,12 +5,19 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import envelope, page, render_page
+from core.api.pagination import envelope, page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
 from tasks_market import selectors
-from tasks_market.api.serializers import TaskInput, TaskListQuery, TaskRemixInput, TaskSerializer
+from tasks_market.api.serializers import (
+    TASK_COLUMNS,
+    TaskInput,
+    TaskListQuery,
+    TaskRemixInput,
+    TaskSerializer,
+    task_item,
+)
 from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
 from tasks_market.services import tasks as services
 
@@ -30,8 +37,10 @@ class TaskListView(ApiView):
     def get(self, request):
         params = self.query(TaskListQuery)
         queryset = selectors.tasks_list(request.user, scope=params["scope"], status=params.get("status"))
-        rows, total, has_more = page(queryset, limit=params["limit"], offset=params["offset"])
-        return Response(render_page(TaskSerializer, rows, total, has_more, context={"request": request}))
+        rows, total, has_more = page(queryset.values(*TASK_COLUMNS), limit=params["limit"], offset=params["offset"])
+        viewer_id = request.user.pk if request.user else None
+        items = [task_item(row, viewer_id) for row in rows]
+        return Response({"items": items, "total": total, "has_more": has_more})
 
     @extend_schema(
         operation_id="tasks_create",
