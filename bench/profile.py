@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.run import create_database, manage  # noqa: E402
+from bench.run import django_env, seed_database  # noqa: E402
 
 PATHS = {
     "a": ("/bench/bare/hello", False),
@@ -81,22 +81,10 @@ def main() -> int:
         if not os.environ.get(name):
             raise SystemExit(f"{name} is not set: run this under scripts/testenv.py (make profile)")
 
-    import secrets
-
-    env = {
-        "DJANGO_SETTINGS_MODULE": "bench.settings",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "PAYMENTS_WEBHOOK_SECRET": "whsec_" + secrets.token_hex(16),
-        "TRUSTED_PROXIES": "127.0.0.1/32",
-        "LOG_LEVEL": "WARNING",
-    }
-    os.environ.update(env)
+    os.environ.update({**django_env("bench.settings"), "LOG_LEVEL": "WARNING"})
     os.chdir(ROOT)
     if not args.no_seed:
-        create_database(os.environ["DATABASE_URL"])
-        manage(dict(os.environ), "migrate", "--noinput", "-v0")
-        manage(dict(os.environ), "seed_demo", "--scale", str(args.scale))
+        seed_database(dict(os.environ), args.scale)
 
     import django
 

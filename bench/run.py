@@ -87,6 +87,23 @@ def create_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
+def django_env(settings_module: str) -> dict[str, str]:
+    """What the production settings require, with throw-away secrets; 127.0.0.1 is the trusted proxy."""
+    return {
+        "DJANGO_SETTINGS_MODULE": settings_module,
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "PAYMENTS_WEBHOOK_SECRET": "whsec_" + secrets.token_hex(16),
+        "TRUSTED_PROXIES": "127.0.0.1/32",  # as behind the production TLS proxy
+    }
+
+
+def seed_database(env: dict[str, str], scale: int) -> None:
+    create_database(env["DATABASE_URL"])
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "seed_demo", "--scale", str(scale))
+
+
 def server_command(kind: str, bind: str) -> list[str]:
     if kind == "gunicorn":  # what `make serve` runs
         return [PY, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application"]
@@ -306,11 +323,7 @@ def main() -> int:
     port = free_port()
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": args.settings,
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "PAYMENTS_WEBHOOK_SECRET": "whsec_" + secrets.token_hex(16),
-        "TRUSTED_PROXIES": "127.0.0.1/32",  # as behind the production TLS proxy
+        **django_env(args.settings),
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_ACCESS_LOG": os.environ.get("GUNICORN_ACCESS_LOG", "0"),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
@@ -318,11 +331,9 @@ def main() -> int:
     os.environ.update(env)
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
-    create_database(env["DATABASE_URL"])
     log("migrate, collectstatic, seed_demo")
-    manage(env, "migrate", "--noinput", "-v0")
+    seed_database(env, args.scale)
     manage(env, "collectstatic", "--noinput", "-v0")
-    manage(env, "seed_demo", "--scale", str(args.scale))
 
     import django
 
