@@ -8,16 +8,20 @@ PY=.venv/bin/python
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8443}
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.local}
-mkdir -p var
+# Everything this server writes goes under VAR_DIR (default var/ in the checkout).
+export VAR_DIR=${VAR_DIR:-$PWD/var}
+# The local payment provider sends its signed events to this very server.
+export PAYMENTS_LOCAL_WEBHOOK_URL=${PAYMENTS_LOCAL_WEBHOOK_URL:-https://$HOST:$PORT/api/v1/webhooks/payments}
+mkdir -p "$VAR_DIR"
 
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput --verbosity 0
 
-if [ ! -s var/dev-cert.pem ] || [ ! -s var/dev-key.pem ]; then
-  echo "Creating a self-signed development certificate in var/"
+if [ ! -s "$VAR_DIR/dev-cert.pem" ] || [ ! -s "$VAR_DIR/dev-key.pem" ]; then
+  echo "Creating a self-signed development certificate in $VAR_DIR"
   openssl req -x509 -newkey rsa:2048 -nodes -days 825 -subj "/CN=localhost" \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" \
-    -keyout var/dev-key.pem -out var/dev-cert.pem 2>/dev/null
+    -keyout "$VAR_DIR/dev-key.pem" -out "$VAR_DIR/dev-cert.pem" 2>/dev/null
 fi
 
 echo "------------------------------------------------------------------"
@@ -36,9 +40,9 @@ trap stop INT TERM EXIT
 
 "$PY" -m celery -A config worker --loglevel=INFO --concurrency=2 --without-gossip --without-mingle &
 pids+=($!)
-"$PY" -m celery -A config beat --loglevel=INFO --schedule=var/celerybeat-schedule &
+"$PY" -m celery -A config beat --loglevel=INFO --schedule="$VAR_DIR/celerybeat-schedule" &
 pids+=($!)
-"$PY" manage.py serve_tls --host "$HOST" --port "$PORT" --cert var/dev-cert.pem --key var/dev-key.pem &
+"$PY" manage.py serve_tls --host "$HOST" --port "$PORT" --cert "$VAR_DIR/dev-cert.pem" --key "$VAR_DIR/dev-key.pem" &
 pids+=($!)
 
 # Whichever stops first (or Ctrl-C) brings the others down.

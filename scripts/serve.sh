@@ -19,8 +19,9 @@ PY=.venv/bin/python
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.production}
 export HOST=${HOST:-127.0.0.1} PORT=${PORT:-8443}
 export GUNICORN_BIND=${GUNICORN_BIND:-$HOST:$PORT}
+export VAR_DIR=${VAR_DIR:-$PWD/var}
 CELERY_CONCURRENCY=${CELERY_CONCURRENCY:-$(nproc)}
-mkdir -p var
+mkdir -p "$VAR_DIR"
 
 "$PY" manage.py check --deploy --fail-level WARNING
 "$PY" manage.py migrate --noinput
@@ -33,13 +34,13 @@ if [ "${SERVE_BEHIND_PROXY:-0}" = "1" ]; then
   [ -n "${TRUSTED_PROXIES:-}" ] || echo "warning: SERVE_BEHIND_PROXY=1 without TRUSTED_PROXIES: every request gets 403" >&2
 else
   if [ -z "${TLS_CERT:-}" ] || [ -z "${TLS_KEY:-}" ]; then
-    if [ ! -s var/dev-cert.pem ] || [ ! -s var/dev-key.pem ]; then
-      echo "Creating a self-signed certificate in var/ (set TLS_CERT/TLS_KEY to use your own)"
+    if [ ! -s "$VAR_DIR/dev-cert.pem" ] || [ ! -s "$VAR_DIR/dev-key.pem" ]; then
+      echo "Creating a self-signed certificate in $VAR_DIR (set TLS_CERT/TLS_KEY to use your own)"
       openssl req -x509 -newkey rsa:2048 -nodes -days 825 -subj "/CN=localhost" \
         -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" \
-        -keyout var/dev-key.pem -out var/dev-cert.pem 2>/dev/null
+        -keyout "$VAR_DIR/dev-key.pem" -out "$VAR_DIR/dev-cert.pem" 2>/dev/null
     fi
-    export TLS_CERT=var/dev-cert.pem TLS_KEY=var/dev-key.pem
+    export TLS_CERT="$VAR_DIR/dev-cert.pem" TLS_KEY="$VAR_DIR/dev-key.pem"
   fi
 fi
 echo "------------------------------------------------------------------"
@@ -64,7 +65,7 @@ pids+=($!)
 setsid "$PY" -m celery -A config --quiet worker --loglevel=INFO --concurrency="$CELERY_CONCURRENCY" --without-gossip --without-mingle &
 pids+=($!)
 # Exactly one beat for the whole deployment: it only sends the periodic messages; workers run them.
-setsid "$PY" -m celery -A config --quiet beat --loglevel=INFO --schedule=var/celerybeat-schedule-production &
+setsid "$PY" -m celery -A config --quiet beat --loglevel=INFO --schedule="$VAR_DIR/celerybeat-schedule-production" &
 pids+=($!)
 
 # Whichever stops first (or Ctrl-C) brings the others down.

@@ -14,9 +14,11 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = BASE_DIR / "var"
-
 env = environ.Env()
+
+# Everything `make run` writes (database, broker files, certificate, media, generated secrets) lives here.
+# VAR_DIR moves it, e.g. for a second server from the same tree (the outside-in tests do that).
+VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
 
 
 def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
