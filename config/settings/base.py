@@ -144,6 +144,13 @@ AUTH_PASSWORD_VALIDATORS = [
 # Outbound URLs (webhooks, agent endpoints, scraping) may point at private addresses only when
 # this is on: local development and tests. Production settings refuse it.
 OUTBOUND_ALLOW_PRIVATE_URLS = env.bool("OUTBOUND_ALLOW_PRIVATE_URLS", default=False)
+# Total time for one outbound call to a user-given URL, all redirects and the whole body included
+# (core/outbound.py): pages (scrape-website, website audits, the local scraper) and signed POSTs
+# (webhooks, agent dispatch; CONTRACT §10 says 15 s).
+OUTBOUND_PAGE_DEADLINE_SECONDS = env.float("OUTBOUND_PAGE_DEADLINE_SECONDS", default=10.0)
+OUTBOUND_CALL_DEADLINE_SECONDS = env.float("OUTBOUND_CALL_DEADLINE_SECONDS", default=15.0)
+# Resolver for outbound calls: None (the system's getaddrinfo), a callable host -> [IP] or its dotted path.
+OUTBOUND_RESOLVER = None
 
 # --- Internationalisation and files -----------------------------------------------------------
 
