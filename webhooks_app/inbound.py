@@ -69,6 +69,8 @@ def parse_event(body: bytes) -> dict[str, Any]:
     """`{id, type, created, data: {object: {...}}}`, or InvalidEvent."""
     try:
         event = json.loads(body)
+    except RecursionError as exc:  # nested deeper than Python's stack: signed, yet still not an event
+        raise InvalidEvent("The body nests too deeply.") from exc
     except ValueError as exc:
         raise InvalidEvent("The body is not JSON.") from exc
     if not isinstance(event, dict):
