@@ -4,8 +4,6 @@ from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework_simplejwt.exceptions import TokenError
-from rest_framework_simplejwt.serializers import TokenRefreshSerializer
 from rest_framework_simplejwt.tokens import RefreshToken
 
 from accounts.api.serializers import (
@@ -19,7 +17,7 @@ from accounts.api.serializers import (
     UserSerializer,
 )
 from accounts.selectors import api_keys_of
-from accounts.services import api_key_create, api_key_revoke, user_create
+from accounts.services import api_key_create, api_key_revoke, refresh_token_rotate, user_create
 from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
@@ -75,12 +73,7 @@ class TokenRefreshView(ApiView):
     )
     def post(self, request):
         data = self.body(RefreshInput)
-        serializer = TokenRefreshSerializer(data={"refresh": data["refresh"]})
-        try:
-            serializer.is_valid(raise_exception=True)
-        except (TokenError, exceptions.AuthenticationFailed, exceptions.ValidationError) as exc:
-            raise exceptions.AuthenticationFailed("The refresh token is invalid, used or expired.") from exc
-        return Response(TokenPairSerializer.payload(RefreshToken(serializer.validated_data["refresh"])))
+        return Response(TokenPairSerializer.payload(refresh_token_rotate(raw=data["refresh"])))
 
 
 class ApiKeyListView(ApiView):
