@@ -6,6 +6,7 @@ from django.urls import include, path, re_path
 from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
 from core.views import api_not_found
 
@@ -25,6 +26,8 @@ urlpatterns = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # Before the admin's own routes: its login page counts attempts like the API's (accounts.throttle).
+    path("admin/login/", admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
     # Generated media (e.g. images). In production the proxy or object storage serves MEDIA_URL.
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),

@@ -100,12 +100,27 @@ class Usage:
         }
 
 
+def client_key(ip: str) -> str:
+    """The counter key of a client address: an IPv6 client is its /64, since one host usually holds a
+    whole /64 and would otherwise get a fresh bucket per address. IPv4 (also IPv4-mapped IPv6) as is."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
 def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
     """Count one request. Returns None when the counter store is unreachable (fail open)."""
     limit = override_limit(ip, rule.name) or rule.limit
     rate = f"{limit}/{rule.period}s"
+    key = client_key(ip)
     try:
-        usage = get_usage(request, group=bucket, key=lambda group, req: ip, rate=rate, increment=True)
+        usage = get_usage(request, group=bucket, key=lambda group, req: key, rate=rate, increment=True)
     except Exception:  # the cache is down: serve rather than refuse everyone
         logger.warning("rate limit counter unavailable; request not counted", exc_info=True)
         return None

@@ -12,3 +12,10 @@ def ping(token: str) -> str:
     """
     cache.set(f"ping:{token}", "pong", 300)
     return "pong"
+
+
+@shared_task(name="core.tasks.prune_logs", ignore_result=True)
+def prune_logs() -> dict[str, int]:
+    from core.retention import logs_prune
+
+    return logs_prune()

@@ -1,6 +1,7 @@
-"""Inbound payment-provider events (CONTRACT §9): store, verify, apply at most once.
+"""Inbound payment-provider events (CONTRACT §9): verify, store, apply at most once.
 
-Every POST is stored as an InboundDelivery before anything else happens. A verified event is kept
+Every correctly signed POST is stored whole as an InboundDelivery before it is processed; a refused
+one (unsigned, badly signed, too large) only as a small row without its body or headers. A verified event is kept
 once per provider event id (InboundEvent) and applied by claiming that row with a conditional
 UPDATE inside the transaction that runs the handlers and marks it processed: concurrent copies
 wait on the row lock and then find it processed (`duplicate`). A handler that raises rolls its
@@ -69,6 +70,8 @@ def parse_event(body: bytes) -> dict[str, Any]:
     """`{id, type, created, data: {object: {...}}}`, or InvalidEvent."""
     try:
         event = json.loads(body)
+    except RecursionError as exc:  # nested deeper than Python's stack: signed, yet still not an event
+        raise InvalidEvent("The body nests too deeply.") from exc
     except ValueError as exc:
         raise InvalidEvent("The body is not JSON.") from exc
     if not isinstance(event, dict):
@@ -89,29 +92,51 @@ def parse_event(body: bytes) -> dict[str, Any]:
 
 
 def inbound_receive(*, body: bytes | None, headers: Mapping[str, str], remote_ip: str | None) -> InboundResult:
-    """Handle one POST to the payments webhook. `body` is None when it was over MAX_BODY_BYTES."""
+    """Handle one POST to the payments webhook. `body` is None when it was over MAX_BODY_BYTES.
+
+    The signature is checked before anything is stored: a refused delivery (too large, unsigned,
+    badly signed) leaves one small row (time, remote address, size, reason) and neither its body nor
+    its headers, so unsigned traffic cannot fill the database. A correctly signed one is stored whole
+    before it is processed (CONTRACT §9).
+    """
+    refused = _refusal(body, headers)
+    if refused is not None:
+        InboundDelivery.objects.create(
+            body_size=len(body) if body is not None else 0,
+            remote_ip=_ip_or_none(remote_ip),
+            outcome=refused.outcome,
+            error=refused.error,
+            finished_at=timezone.now(),
+        )
+        return refused
     delivery = InboundDelivery.objects.create(
         headers={_clean(k): _clean(v) for k, v in headers.items() if k.lower() not in _NOT_STORED_HEADERS},
-        body=_clean(body.decode("utf-8", errors="replace")) if body is not None else "",
-        body_size=len(body) if body is not None else 0,
+        body=_clean(body.decode("utf-8", errors="replace")),
+        body_size=len(body),
         remote_ip=_ip_or_none(remote_ip),
+        signature_valid=True,
     )
-    result = _receive(delivery, body, headers)
+    result = _receive(delivery, body)
     InboundDelivery.objects.filter(pk=delivery.pk).update(
         outcome=result.outcome, error=result.error[:4000], finished_at=timezone.now()
     )
     return result
 
 
-def _receive(delivery: InboundDelivery, body: bytes | None, headers: Mapping[str, str]) -> InboundResult:
+def _refusal(body: bytes | None, headers: Mapping[str, str]) -> InboundResult | None:
+    """Why a delivery is refused before it is stored, or None for a correctly signed one."""
     if body is None:
         return InboundResult(InboundOutcome.TOO_LARGE, error=f"The body is over {MAX_BODY_BYTES} bytes.")
     header = next((v for k, v in headers.items() if k.lower() == signing.HEADER.lower()), None)
     if not signing.verify(body, header, settings.PAYMENTS_WEBHOOK_SECRET):
         if not settings.PAYMENTS_WEBHOOK_SECRET:
             logger.warning("PAYMENTS_WEBHOOK_SECRET is not set: every payments webhook delivery is refused")
-        return InboundResult(InboundOutcome.INVALID_SIGNATURE, error="Missing or invalid signature.")
-    InboundDelivery.objects.filter(pk=delivery.pk).update(signature_valid=True)
+        reason = "Missing signature." if not header else "Invalid signature."
+        return InboundResult(InboundOutcome.INVALID_SIGNATURE, error=reason)
+    return None
+
+
+def _receive(delivery: InboundDelivery, body: bytes) -> InboundResult:
     try:
         payload = parse_event(body)
     except InvalidEvent as exc:

@@ -316,7 +316,19 @@ CELERY_BEAT_SCHEDULE = {
         "task": "tasks_market.tasks.sweep_deliveries",
         "schedule": timedelta(minutes=5),
     },
+    # Logs that grow with traffic (inbound webhook deliveries, refused ones above all, outbound webhook
+    # attempts, agent dispatch attempts) would otherwise grow without bound: anyone may POST to the
+    # public webhook. Hourly keeps each batch small; the retentions below say how long rows live.
+    "core.prune_logs": {
+        "task": "core.tasks.prune_logs",
+        "schedule": timedelta(hours=1),
+    },
 }
+# How long the logs pruned by core.prune_logs are kept, in days.
+INBOUND_REFUSED_RETENTION_DAYS = env.int("INBOUND_REFUSED_RETENTION_DAYS", default=7)
+INBOUND_DELIVERY_RETENTION_DAYS = env.int("INBOUND_DELIVERY_RETENTION_DAYS", default=30)
+WEBHOOK_ATTEMPT_RETENTION_DAYS = env.int("WEBHOOK_ATTEMPT_RETENTION_DAYS", default=30)
+DISPATCH_ATTEMPT_RETENTION_DAYS = env.int("DISPATCH_ATTEMPT_RETENTION_DAYS", default=30)
 
 # --- Providers --------------------------------------------------------------------------------------------
 
