@@ -7,7 +7,10 @@ UPDATE inside the transaction that runs the handlers and marks it processed: con
 wait on the row lock and then find it processed (`duplicate`). A handler that raises rolls its
 work back and leaves the event `failed`; the provider's retry, the admin action or
 `manage.py reprocess_payment_events` apply it later. An event older than one already applied to
-the same provider object is recorded as `skipped`, so late events cannot roll state back.
+the same provider object is recorded as `skipped`, so late events cannot roll state back. An
+authentic event a handler refuses (registry.EventRejected, e.g. an amount that does not match the
+payment) is recorded as `rejected` with the reason, logged at ERROR and answered 200: it is final,
+like `processed`, and it does not move the object's cursor.
 """
 
 from __future__ import annotations
@@ -182,15 +185,26 @@ def inbound_event_process(*, event_pk: UUID) -> tuple[str, str]:
         provider_event = registry.ProviderEvent(
             id=event.event_id, type=event.type, created=event.created, object=event.payload["data"]["object"]
         )
+        rejected: registry.EventRejected | None = None
         try:
             with transaction.atomic():
                 for handler in handlers:
-                    handler(provider_event)
+                    try:
+                        handler(provider_event)
+                    except registry.EventRejected as exc:  # what the handlers recorded is kept
+                        rejected = exc
+                        break
         except Exception as exc:
             logger.exception("payment event %s (%s) failed in its handler", event.event_id, event.type)
             error = f"{type(exc).__name__}: {exc}"
             _mark(event, InboundEventStatus.FAILED, error=error)
             return InboundOutcome.FAILED, error
+
+        if rejected is not None:
+            reason = str(rejected) or "Refused by its handler."
+            logger.error("payment event %s (%s) rejected: %s", event.event_id, event.type, reason)
+            _mark(event, InboundEventStatus.REJECTED, error=reason, processed_at=timezone.now())
+            return InboundOutcome.REJECTED, reason
 
         _mark(event, InboundEventStatus.PROCESSED, processed_at=timezone.now())
         if state is not None:

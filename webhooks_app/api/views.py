@@ -48,6 +48,7 @@ _INBOUND_STATUS = {
     InboundOutcome.DUPLICATE: "duplicate",
     InboundOutcome.IGNORED: "ignored",
     InboundOutcome.SKIPPED: "ignored",
+    InboundOutcome.REJECTED: "rejected",
 }
 
 
@@ -68,7 +69,9 @@ class PaymentsWebhookView(ApiView):
             "Called by the payment provider, not by users. The raw body is verified against "
             '`Payments-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` with every configured '
             "secret (300 s tolerance), stored, and applied at most once per event id. A handler failure "
-            "answers 500 and keeps the event, so the provider's retry applies it. Bodies over 256 KiB are 413."
+            "answers 500 and keeps the event, so the provider's retry applies it. An authentic event that is "
+            "refused (a payment success whose amount or currency does not match the payment) answers 200 "
+            "`rejected` and is recorded, not applied. Bodies over 256 KiB are 413."
         ),
         tags=TAGS,
         request=ProviderEventSerializer,
