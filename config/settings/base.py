@@ -309,6 +309,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "tasks_market.tasks.sweep_deliveries",
         "schedule": timedelta(minutes=5),
     },
+    # Idempotency-Key records live 24 h (core.idempotency); lookups ignore expired ones, so this only
+    # keeps the table small. Hourly deletes at most an hour's worth of keys in one indexed DELETE.
+    "core.prune_idempotency_keys": {
+        "task": "core.tasks.prune_idempotency_keys",
+        "schedule": timedelta(hours=1),
+    },
 }
 
 # --- Providers --------------------------------------------------------------------------------------------
