@@ -181,7 +181,7 @@ def _claim(*, user, key: str, fingerprint: str, label: str) -> IdempotencyKey | 
 
 
 def _store(claim: IdempotencyKey, response: Response) -> None:
-    body = None if response.data is None else json.loads(json.dumps(response.data, cls=JSONEncoder))
+    body = "" if response.data is None else json.dumps(response.data, cls=JSONEncoder, ensure_ascii=False)
     headers = {name: response[name] for name in STORED_HEADERS if response.has_header(name)}
     IdempotencyKey.objects.filter(pk=claim.pk, locked_at=claim.locked_at).update(
         response_status=response.status_code, response_body=body, response_headers=headers
@@ -194,4 +194,5 @@ def _release(claim: IdempotencyKey) -> None:
 
 def _replay(stored: IdempotencyKey) -> Response:
     headers = {**stored.response_headers, REPLAYED_HEADER: "true"}
-    return Response(stored.response_body, status=stored.response_status, headers=headers)
+    body = json.loads(stored.response_body) if stored.response_body else None
+    return Response(body, status=stored.response_status, headers=headers)
