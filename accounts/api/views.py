@@ -22,6 +22,7 @@ from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 TAGS = ["auth"]
 
@@ -122,6 +123,7 @@ class ApiKeyListView(ApiView):
         request=ApiKeyInput,
         responses={201: IssuedApiKeySerializer},
     )
+    @idempotent
     def post(self, request):
         data = self.body(ApiKeyInput)
         issued = api_key_create(user=request.user, name=data["name"])

@@ -22,6 +22,7 @@ from core.access import Access
 from core.api.pagination import PageQuery, envelope, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 LLM_FAILED = error_response("The language model failed (`provider_error`); nothing was stored.")
 LLM_UNAVAILABLE = error_response("The language model is not configured or cannot be reached (`provider_unavailable`).")
@@ -41,6 +42,7 @@ class AssistantMessagesView(ApiView):
         request=AssistantMessageInput,
         responses={201: AssistantExchangeSerializer, 502: LLM_FAILED, 503: LLM_UNAVAILABLE},
     )
+    @idempotent
     def post(self, request):
         data = self.body(AssistantMessageInput)
         attachments = [dict(a) for a in data.get("attachments", [])]
@@ -143,6 +145,7 @@ class ImageGenerateView(ApiView):
             ),
         },
     )
+    @idempotent
     def post(self, request):
         data = self.body(ImageGenerateInput)
         generation = services.image_generate(

@@ -323,6 +323,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "core.tasks.prune_logs",
         "schedule": timedelta(hours=1),
     },
+    # Idempotency-Key records live 24 h (core.idempotency); lookups ignore expired ones, so this only
+    # keeps the table small. Hourly deletes at most an hour's worth of keys in one indexed DELETE.
+    "core.prune_idempotency_keys": {
+        "task": "core.tasks.prune_idempotency_keys",
+        "schedule": timedelta(hours=1),
+    },
 }
 # How long the logs pruned by core.prune_logs are kept, in days.
 INBOUND_REFUSED_RETENTION_DAYS = env.int("INBOUND_REFUSED_RETENTION_DAYS", default=7)

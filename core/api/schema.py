@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from drf_spectacular import openapi
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 
+from core import idempotency
 from core.access import Access
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -44,6 +45,27 @@ _RATE_LIMIT_HEADERS = {
 }
 _RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds until the window resets."}}
 
+IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
+    idempotency.HEADER,
+    type={"type": "string", "minLength": 1, "maxLength": idempotency.MAX_LENGTH, "pattern": idempotency.PATTERN},
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "Makes a retry safe: the first response (2xx, or a 4xx other than 422 and 429) is stored for 24 hours "
+        "for your user and this key, and the same request with the same key gets it again, with "
+        "`Idempotent-Replayed: true`, without running twice. The same key on a different request (method, path "
+        "or body) is a 422 `idempotency_key_reused`; while the first is still running, a 409 "
+        "`idempotency_in_progress`. A 422, 429 or 5xx is not stored: retrying with the key runs the request."
+    ),
+)
+_IDEMPOTENT_REPLAYED = {
+    idempotency.REPLAYED_HEADER: {
+        "schema": {"type": "string", "enum": ["true"]},
+        "description": "Present when this is the stored response of an earlier request with the same Idempotency-Key.",
+    }
+}
+_IN_PROGRESS = "`idempotency_in_progress`: a request with this Idempotency-Key is still running."
+
 
 def error_response(description: str) -> OpenApiResponse:
     """For `@extend_schema(responses={409: error_response("...")})` on views."""
@@ -56,6 +78,16 @@ class AutoSchema(openapi.AutoSchema):
 
     def _is_rate_limited(self) -> bool:
         return not self.path.startswith("/health")
+
+    def _is_idempotent(self) -> bool:
+        """The view method carries `@idempotent` (core.idempotency): it takes an `Idempotency-Key`."""
+        return idempotency.is_idempotent(getattr(self.view, self.method.lower(), None))
+
+    def get_override_parameters(self):
+        parameters = super().get_override_parameters()
+        if self._is_idempotent():
+            parameters = [*parameters, IDEMPOTENCY_KEY_PARAMETER]
+        return parameters
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
@@ -70,6 +102,15 @@ class AutoSchema(openapi.AutoSchema):
             standard["413"] = ("The request body is too large.", ERROR_REF)
             standard["415"] = ("The request body is not JSON.", ERROR_REF)
         standard["422"] = ("Validation error.", VALIDATION_ERROR_REF)
+        if self._is_idempotent():
+            standard["409"] = (_IN_PROGRESS, ERROR_REF)
+            standard["422"] = (
+                "Validation error; also a malformed Idempotency-Key, or one used before for a different request "
+                "(`idempotency_key_reused`).",
+                VALIDATION_ERROR_REF,
+            )
+            if "409" in responses:
+                responses["409"]["description"] = f"{responses['409'].get('description', '')} Or {_IN_PROGRESS}".strip()
         standard["429"] = ("Rate limit exceeded. Try again later.", ERROR_REF)
         for code, (description, ref) in standard.items():
             if code not in responses:
@@ -90,6 +131,9 @@ class AutoSchema(openapi.AutoSchema):
             headers = {**_RATE_LIMIT_HEADERS, **headers}
             if str(status_code) == "429":
                 headers = {**headers, **_RETRY_AFTER}
+        code = str(status_code)
+        if self._is_idempotent() and code.isdigit() and idempotency.is_stored_status(int(code)):
+            headers = {**headers, **_IDEMPOTENT_REPLAYED}
         return headers
 
 

@@ -8,6 +8,7 @@ from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 from core.providers.payments import signing
 from webhooks_app import selectors
 from webhooks_app.api.serializers import (
@@ -135,6 +136,7 @@ class SubscriptionListView(ApiView):
         request=SubscriptionInput,
         responses={201: IssuedSubscriptionSerializer, 409: error_response("You have too many subscriptions.")},
     )
+    @idempotent
     def post(self, request):
         data = self.body(SubscriptionInput)
         subscription = webhook_subscription_create(owner=request.user, **data)
@@ -179,6 +181,7 @@ class SubscriptionRotateSecretView(ApiView):
         request=None,
         responses=IssuedSubscriptionSerializer,
     )
+    @idempotent
     def post(self, request, subscription_id):
         subscription = webhook_subscription_rotate_secret(owner=request.user, subscription_id=subscription_id)
         return Response(IssuedSubscriptionSerializer(subscription).data)

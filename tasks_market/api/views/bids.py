@@ -9,6 +9,7 @@ from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
+from core.idempotency import idempotent
 from tasks_market import selectors
 from tasks_market.api.serializers import (
     ArtefactSerializer,
@@ -63,6 +64,7 @@ class BidListView(ApiView):
         request=BidInput,
         responses={201: BidSerializer, 409: error_response("`bid_exists`, `own_task` or `invalid_state`.")},
     )
+    @idempotent
     def post(self, request, task_id):
         data = self.body(BidInput)
         with body_rules(request):
@@ -92,6 +94,7 @@ class BidSelectView(ApiView):
             **PROVIDER_ERRORS,
         },
     )
+    @idempotent
     def post(self, request, task_id, bid_id):
         selection = services.bid_select(user=request.user, task_id=task_id, bid_id=bid_id)
         return Response(SelectionSerializer(selection, context={"request": request}).data)
@@ -107,6 +110,7 @@ class BidWithdrawView(ApiView):
         request=None,
         responses={200: BidSerializer, 409: error_response("The bid is not pending (`invalid_state`).")},
     )
+    @idempotent
     def post(self, request, task_id, bid_id):
         bid = services.bid_withdraw(user=request.user, task_id=task_id, bid_id=bid_id)
         return Response(BidSerializer(bid).data)
