@@ -319,6 +319,9 @@ PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
 PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
     "PAYMENTS_LOCAL_WEBHOOK_URL", default="https://127.0.0.1:8443/api/v1/webhooks/payments"
 )
+# This server's public origin: the local provider's checkout pages (`/checkout/{session}`) are linked from
+# it, and Stripe Checkout sends the payer back to it when the API caller gave no success/cancel URL.
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="https://127.0.0.1:8443").rstrip("/")
 STRIPE_API_KEY = env.str("STRIPE_API_KEY", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com")
 # Plan name → Stripe price id, e.g. "starter=price_123,growth=price_456".
