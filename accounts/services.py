@@ -32,13 +32,22 @@ class EmailTaken(Conflict):
     default_message = "A user with this e-mail address already exists."
 
 
-def user_create(*, email: str, password: str, is_staff: bool = False, credits: int = 0) -> User:
+def user_create(*, email: str, password: str, is_staff: bool = False, credits: int | None = None) -> User:
+    """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger."""
+    from assistant.services import credits_grant_signup
+
     email = email.strip().lower()
     if User.objects.filter(email__iexact=email).exists():
         raise EmailTaken()
     try:
         with transaction.atomic():
-            return User.objects.create_user(email, password, is_staff=is_staff, is_superuser=is_staff, credits=credits)
+            user = User.objects.create_user(
+                email, password, is_staff=is_staff, is_superuser=is_staff, credits=credits or 0
+            )
+            if credits is None:
+                credits_grant_signup(user=user)
+                user.refresh_from_db(fields=["credits"])
+            return user
     except IntegrityError as exc:  # a concurrent registration won the race
         raise EmailTaken() from exc
 

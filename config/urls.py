@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 
 from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
+from core.checkout_views import checkout
 from core.views import api_not_found
 
 api_v1 = [
@@ -29,6 +30,8 @@ urlpatterns = [
     # Before the admin's own routes: its login page counts attempts like the API's (accounts.throttle).
     path("admin/login/", admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
+    # The local payment provider's hosted checkout (public: the unguessable id is the capability).
+    re_path(r"^checkout/(?P<session_id>[A-Za-z0-9_-]{16,64})$", checkout, name="checkout"),
     # Generated media (e.g. images). In production the proxy or object storage serves MEDIA_URL.
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML

@@ -122,3 +122,46 @@ class LocalSubscription(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.plan} {self.status}"
+
+
+class LocalCheckoutSession(models.Model):
+    """A hosted checkout page of the local provider (`/checkout/{id}`): the id is the capability.
+
+    One session per payment or subscription; it is used once (paid or declined), or it expires, or its
+    payment was cancelled meanwhile. Exactly one of `payment` / `subscription` is set.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        COMPLETED = "completed", "Completed"  # paid or declined: used
+
+    id = models.CharField(primary_key=True, max_length=64, editable=False)  # secrets.token_urlsafe(32)
+    payment = models.OneToOneField(
+        LocalPayment, null=True, blank=True, on_delete=models.CASCADE, related_name="checkout_session"
+    )
+    subscription = models.ForeignKey(
+        LocalSubscription, null=True, blank=True, on_delete=models.CASCADE, related_name="checkout_sessions"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    outcome = models.CharField(
+        max_length=20, blank=True, help_text="What the payer chose: paid, declined, card_declined."
+    )
+    payee = models.CharField(max_length=200, blank=True, help_text="Who receives the money, as the page shows it.")
+    success_url = models.URLField(max_length=2000, blank=True)
+    cancel_url = models.URLField(max_length=2000, blank=True)
+    expires_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(payment__isnull=False, subscription__isnull=True)
+                | models.Q(payment__isnull=True, subscription__isnull=False),
+                name="checkout_session_has_one_object",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"checkout {self.payment_id or self.subscription_id} {self.status}"

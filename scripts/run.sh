@@ -12,6 +12,8 @@ export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.local}
 export VAR_DIR=${VAR_DIR:-$PWD/var}
 # The local payment provider sends its signed events to this very server.
 export PAYMENTS_LOCAL_WEBHOOK_URL=${PAYMENTS_LOCAL_WEBHOOK_URL:-https://$HOST:$PORT/api/v1/webhooks/payments}
+# ... and links its checkout pages (/checkout/{session}) from it.
+export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-https://$HOST:$PORT}
 mkdir -p "$VAR_DIR"
 # Generate $VAR_DIR/secrets.env (if missing) once, before the processes below import settings together.
 "$PY" -c 'import django; django.setup()'

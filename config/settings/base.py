@@ -32,6 +32,33 @@ def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Networ
     return networks
 
 
+def env_credit_packs(name: str, default: str) -> list[dict]:
+    """Credit packs on sale: `id:credits:price:currency` items, comma-separated, e.g. `small:20:5.00:usd`."""
+    from decimal import Decimal, InvalidOperation
+
+    packs, seen = [], set()
+    for raw in env.list(name, default=default.split(",")):
+        try:
+            pack_id, credits, price, currency = (part.strip() for part in raw.split(":"))
+            pack = {"id": pack_id, "credits": int(credits), "price": Decimal(price), "currency": currency.lower()}
+        except (ValueError, InvalidOperation) as exc:
+            raise ImproperlyConfigured(f"{name}: {raw!r} is not id:credits:price:currency") from exc
+        valid = (
+            pack_id.replace("-", "").replace("_", "").isalnum()
+            and pack_id not in seen
+            and pack["credits"] > 0
+            and pack["price"] > 0
+            and pack["price"] == pack["price"].quantize(Decimal("0.01"))
+            and len(pack["currency"]) == 3
+            and pack["currency"].isalpha()
+        )
+        if not valid:
+            raise ImproperlyConfigured(f"{name}: {raw!r} needs a unique id, credits > 0, a price > 0 and a currency")
+        seen.add(pack_id)
+        packs.append(pack)
+    return packs
+
+
 def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
     value = env.str(name, default=default)
     if value not in choices:
@@ -344,6 +371,9 @@ PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
 PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
     "PAYMENTS_LOCAL_WEBHOOK_URL", default="https://127.0.0.1:8443/api/v1/webhooks/payments"
 )
+# This server's public origin: the local provider's checkout pages (`/checkout/{session}`) are linked from
+# it, and Stripe Checkout sends the payer back to it when the API caller gave no success/cancel URL.
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="https://127.0.0.1:8443").rstrip("/")
 STRIPE_API_KEY = env.str("STRIPE_API_KEY", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com")
 # Plan name → Stripe price id, e.g. "starter=price_123,growth=price_456".
@@ -353,6 +383,12 @@ STRIPE_PRICE_IDS = env.dict("STRIPE_PRICE_IDS", default={})
 IMAGE_PROVIDER = env_choice("IMAGE_PROVIDER", ("local", "openai"), "local")
 LLM_PROVIDER = env_choice("LLM_PROVIDER", ("local", "openai"), "local")
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+# Credits a new account is given on registration (written to its ledger as a grant): a few images.
+SIGNUP_CREDITS = env.int("SIGNUP_CREDITS", default=10)
+if SIGNUP_CREDITS < 0:
+    raise ImproperlyConfigured("SIGNUP_CREDITS cannot be negative")
+# Credit packs on sale (POST /api/v1/allmodelchat/credits/top-up), `id:credits:price:currency`.
+CREDIT_PACKS = env_credit_packs("CREDIT_PACKS", "small:20:5.00:usd,medium:100:20.00:usd,large:500:80.00:usd")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
 OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per attempt

@@ -152,8 +152,11 @@ def judgements_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: 
 
 
 @transaction.atomic
-def bid_select(*, user, task_id: UUID, bid_id: UUID) -> Selection:
+def bid_select(*, user, task_id: UUID, bid_id: UUID, success_url: str = "", cancel_url: str = "") -> Selection:
     """The poster selects a pending bid of an open task; a payment for it is created at the provider.
+
+    The provider's checkout page (`checkout_url`) shows the task and the agent being paid, and links
+    back to `success_url` / `cancel_url` when given.
 
     The task row is locked first, so of any concurrent selects of one task exactly one finds it
     open; the others find it awaiting payment (409). Selecting the selected bid again answers with
@@ -162,7 +165,7 @@ def bid_select(*, user, task_id: UUID, bid_id: UUID) -> Selection:
     task = Task.objects.select_for_update().filter(id=task_id, poster=user).first()
     if task is None:
         raise NotFound()
-    bid = Bid.objects.filter(id=bid_id, task=task).first()
+    bid = Bid.objects.select_related("agent").filter(id=bid_id, task=task).first()
     if bid is None:
         raise NotFound()
     if bid.status == BidStatus.SELECTED and task.selected_bid_id == bid.id:
@@ -180,6 +183,9 @@ def bid_select(*, user, task_id: UUID, bid_id: UUID) -> Selection:
         currency=bid.currency,
         metadata={"task_id": str(task.id), "bid_id": str(bid.id)},
         description=f"Task: {task.title}"[:500],
+        payee=f"Agent {bid.agent.name}"[:200],
+        success_url=success_url,
+        cancel_url=cancel_url,
     )
     payment = Payment.objects.create(
         task=task,

@@ -15,6 +15,7 @@ from tasks_market.api.serializers import (
     ArtefactSerializer,
     BidInput,
     BidJudgementSerializer,
+    BidSelectInput,
     BidSerializer,
     SelectionSerializer,
 )
@@ -81,13 +82,14 @@ class BidSelectView(ApiView):
         description=(
             "The poster selects a pending bid of an open task. The task becomes `awaiting_payment`, the bid "
             "`selected`, and a payment for the bid's amount is created at the payment provider (metadata "
-            "`task_id`, `bid_id`); pay it with `client_secret` or at `checkout_url`. When it succeeds the task "
+            "`task_id`, `bid_id`); pay it with `client_secret` or at `checkout_url` (a hosted page; the optional "
+            "body's `success_url` / `cancel_url` are where that page links back to). When it succeeds the task "
             "is dispatched to the agent; when it fails the task is open again. Of concurrent selects on one "
             "task exactly one wins; the others are 409. Selecting the selected bid again returns the same "
             "payment. 409 `invalid_state` when the task is not open or the bid not pending."
         ),
         tags=TAGS,
-        request=None,
+        request=BidSelectInput,
         responses={
             200: SelectionSerializer,
             409: error_response("The task is not open or the bid not pending (`invalid_state`)."),
@@ -96,7 +98,8 @@ class BidSelectView(ApiView):
     )
     @idempotent
     def post(self, request, task_id, bid_id):
-        selection = services.bid_select(user=request.user, task_id=task_id, bid_id=bid_id)
+        data = self.body(BidSelectInput)
+        selection = services.bid_select(user=request.user, task_id=task_id, bid_id=bid_id, **data)
         return Response(SelectionSerializer(selection, context={"request": request}).data)
 
 
