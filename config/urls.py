@@ -7,6 +7,7 @@ from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from core.api.health_views import HealthView
+from core.guide import guide_page
 from core.views import api_not_found
 
 api_v1 = [
@@ -25,6 +26,9 @@ urlpatterns = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # The project's own guide (docs/*.md) rendered beside Swagger UI and ReDoc.
+    path("docs/guide", guide_page, name="guide"),
+    path("docs/guide/<slug:page>", guide_page, name="guide-page"),
     path("admin/", admin.site.urls),
     # Generated media (e.g. images). In production the proxy or object storage serves MEDIA_URL.
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),

@@ -105,3 +105,12 @@ def mark_public_operations(result, generator, request, public):
     components = result.setdefault("components", {})
     components.setdefault("schemas", {}).update(ERROR_COMPONENTS)
     return result
+
+
+def add_servers_and_contact(result, generator, request, public):
+    """`servers` is the origin the schema was fetched from, so generated clients call this very server."""
+    if request is not None:
+        origin = request.build_absolute_uri("/").rstrip("/")
+        result["servers"] = [{"url": origin, "description": "This server"}]
+        result["info"].setdefault("contact", {})["url"] = f"{origin}/docs/guide"
+    return result
