@@ -194,7 +194,7 @@ SPECTACULAR_SETTINGS = {
         "`POST /api/v1/auth/token` or an API key (`bmk_...`) on the operations that accept keys. "
         "Validation errors are 422 with a Pydantic-style `detail` list; every other error is "
         '`{"detail": "...", "code": "..."}`. Requests are rate limited per client IP and path prefix; '
-        "see the `X-RateLimit-*` headers. The guide to the flows and the rules behind them is at "
+        "see the `X-RateLimit-*` headers. JSON strings may not contain U+0000 (refused as `json_invalid`). The guide to the flows and the rules behind them is at "
         "[/docs/guide](/docs/guide)."
     ),
     "VERSION": "0.1.0",

@@ -51,6 +51,14 @@ def error_response(description: str) -> OpenApiResponse:
 
 
 class AutoSchema(openapi.AutoSchema):
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        """A serializer's `openapi_extra` (rules across fields, e.g. `anyOf`) joins its component's schema."""
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        extra = getattr(serializer, "openapi_extra", None)
+        if extra and direction == "request":
+            schema = {**schema, **extra}
+        return schema
+
     def _access(self) -> Access | None:
         return getattr(self.view, "access", None)
 
