@@ -194,8 +194,8 @@ SPECTACULAR_SETTINGS = {
         "`POST /api/v1/auth/token` or an API key (`bmk_...`) on the operations that accept keys. "
         "Validation errors are 422 with a Pydantic-style `detail` list; every other error is "
         '`{"detail": "...", "code": "..."}`. Requests are rate limited per client IP and path prefix; '
-        "see the `X-RateLimit-*` headers. JSON strings may not contain U+0000 (refused as `json_invalid`). The guide to the flows and the rules behind them is at "
-        "[/docs/guide](/docs/guide)."
+        "see the `X-RateLimit-*` headers. JSON strings may not contain U+0000 (refused as `json_invalid`). "
+        "The guide to the flows and the rules behind them is at [/docs/guide](/docs/guide)."
     ),
     "VERSION": "0.1.0",
     "OAS_VERSION": "3.1.0",
