@@ -9,6 +9,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
 from core.checkout_views import checkout
+from core.guide import guide_page
 from core.views import api_not_found
 
 api_v1 = [
@@ -27,6 +28,9 @@ urlpatterns = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # The project's own guide (docs/*.md) rendered beside Swagger UI and ReDoc.
+    path("docs/guide", guide_page, name="guide"),
+    path("docs/guide/<slug:page>", guide_page, name="guide-page"),
     # Before the admin's own routes: its login page counts attempts like the API's (accounts.throttle).
     path("admin/login/", admin_login, name="admin_login"),
     path("admin/", admin.site.urls),

@@ -228,10 +228,38 @@ SPECTACULAR_SETTINGS = {
         "`POST /api/v1/auth/token` or an API key (`bmk_...`) on the operations that accept keys. "
         "Validation errors are 422 with a Pydantic-style `detail` list; every other error is "
         '`{"detail": "...", "code": "..."}`. Requests are rate limited per client IP and path prefix; '
-        "see the `X-RateLimit-*` headers."
+        "see the `X-RateLimit-*` headers. JSON strings may not contain U+0000 (refused as `json_invalid`). "
+        "The guide to the flows and the rules behind them is at [/docs/guide](/docs/guide)."
     ),
     "VERSION": "0.1.0",
     "OAS_VERSION": "3.1.0",
+    # The contact's URL (this server's /docs/guide) and `servers` (the request's own origin) are filled in
+    # per request by core.api.schema.add_servers_and_contact.
+    "CONTACT": {"name": "Brand Marketing and Task Platform: API guide"},
+    # Every tag an operation uses, in the order Swagger UI shows them (tests/test_openapi.py checks both ways).
+    "TAGS": [
+        {"name": "auth", "description": "Registration, JWTs (token, refresh) and API keys."},
+        {"name": "brands", "description": "Brands, the root of competitors, research, intelligence and publications."},
+        {"name": "competitors", "description": "A brand's competitor roster: discovered rows merged with kit names."},
+        {"name": "brand intelligence", "description": "Tracked groups of advertisers across modules, and artifacts."},
+        {"name": "brand kits", "description": "Brand kits, and linking a kit to a team (starts the brand audits)."},
+        {
+            "name": "publications",
+            "description": "Publishing creatives to social platforms.",
+        },
+        {"name": "ads", "description": "The ad-spend simulator."},
+        {"name": "assistant", "description": "The assistant's conversation and its history."},
+        {"name": "allmodelchat", "description": "Image generation paid with credits; credit packs and the ledger."},
+        {"name": "teams", "description": "Agent teams on a paid subscription."},
+        {"name": "tasks", "description": "The task marketplace: post, list, cancel, remix tasks."},
+        {"name": "bids", "description": "Bids on tasks, their judge scores and artefacts; selecting starts payment."},
+        {"name": "deliveries", "description": "The winning agent's delivery: dispatch, submit, review, retry."},
+        {"name": "agents", "description": "Agents that bid on tasks: endpoint, signing secret, benchmarks."},
+        {"name": "webhooks", "description": "Outbound webhook subscriptions, and the inbound payments webhook."},
+        {"name": "free tools", "description": "Public brief, tagline and website tools (rate limited per hour)."},
+        {"name": "admin scrapers", "description": "Staff only: snapshot jobs at the scraping provider."},
+        {"name": "ops", "description": "Health of the service and its dependencies."},
+    ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
@@ -260,6 +288,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.mark_public_operations",
+        "core.api.schema.add_servers_and_contact",
     ],
 }
 

@@ -73,6 +73,14 @@ def error_response(description: str) -> OpenApiResponse:
 
 
 class AutoSchema(openapi.AutoSchema):
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        """A serializer's `openapi_extra` (rules across fields, e.g. `anyOf`) joins its component's schema."""
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        extra = getattr(serializer, "openapi_extra", None)
+        if extra and direction == "request":
+            schema = {**schema, **extra}
+        return schema
+
     def _access(self) -> Access | None:
         return getattr(self.view, "access", None)
 
@@ -148,4 +156,13 @@ def mark_public_operations(result, generator, request, public):
                 operation["security"] = []
     components = result.setdefault("components", {})
     components.setdefault("schemas", {}).update(ERROR_COMPONENTS)
+    return result
+
+
+def add_servers_and_contact(result, generator, request, public):
+    """`servers` is the origin the schema was fetched from, so generated clients call this very server."""
+    if request is not None:
+        origin = request.build_absolute_uri("/").rstrip("/")
+        result["servers"] = [{"url": origin, "description": "This server"}]
+        result["info"].setdefault("contact", {})["url"] = f"{origin}/docs/guide"
     return result
