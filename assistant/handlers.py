@@ -1,19 +1,36 @@
-"""Payment-provider events for credit top-ups (registered from AssistantConfig.ready())."""
+"""Payment-provider events for credit top-ups (registered from AssistantConfig.ready()).
+
+A top-up is paid when its intent succeeds (Stripe captures top-ups at once). With Stripe Checkout
+the top-up first knows only its session (`cs_...`); the intent is linked from
+`checkout.session.completed` or from the first `payment_intent.*` event, whichever comes first.
+"""
 
 from __future__ import annotations
 
-from assistant.services import credit_top_up_apply_failed, credit_top_up_apply_succeeded
+from assistant.services import (
+    credit_top_up_apply_failed,
+    credit_top_up_apply_succeeded,
+    credit_top_up_link_intent,
+)
 from webhooks_app.registry import ProviderEvent, payment_event_handler
 
 KIND = "credit_top_up"  # metadata["kind"] of a top-up's payment
 
 
-def _top_up_payment_id(event: ProviderEvent) -> str:
+def _top_up_metadata(event: ProviderEvent) -> dict | None:
     metadata = event.object.get("metadata")
     if not isinstance(metadata, dict) or metadata.get("kind") != KIND:
-        return ""  # another app's payment
+        return None  # another app's payment
+    return metadata
+
+
+def _top_up_payment_id(event: ProviderEvent) -> str:
+    metadata = _top_up_metadata(event)
     value = event.object.get("id")
-    return value if isinstance(value, str) else ""
+    if metadata is None or not isinstance(value, str):
+        return ""
+    credit_top_up_link_intent(payment_intent_id=value, top_up_id=metadata.get("top_up_id"))
+    return value
 
 
 @payment_event_handler("payment_intent.succeeded")
@@ -26,3 +43,12 @@ def on_top_up_succeeded(event: ProviderEvent) -> None:
 def on_top_up_failed(event: ProviderEvent) -> None:
     if payment_id := _top_up_payment_id(event):
         credit_top_up_apply_failed(provider_payment_id=payment_id)
+
+
+@payment_event_handler("checkout.session.completed")
+def on_top_up_checkout_completed(event: ProviderEvent) -> None:
+    session_id, intent_id = event.object.get("id"), event.object.get("payment_intent")
+    if isinstance(intent_id, dict):
+        intent_id = intent_id.get("id")
+    if _top_up_metadata(event) is not None and isinstance(session_id, str) and isinstance(intent_id, str):
+        credit_top_up_link_intent(payment_intent_id=intent_id, session_id=session_id)

@@ -172,7 +172,7 @@ def credit_top_up_start(*, user: User, pack: str, success_url: str = "", cancel_
     chosen = credit_pack(pack)
     top_up_id = uuid.uuid4()
     provider = get_payment_provider()
-    # TODO(merge i13-core): idempotency_key=f"credit_top_up:{top_up_id}"
+    # TODO(merge i13-core): idempotency_key=f"credit-top-up:{top_up_id}" (the Stripe adapter derives it meanwhile)
     payment = provider.create_payment(
         amount=chosen["price"],
         currency=chosen["currency"],
@@ -193,6 +193,29 @@ def credit_top_up_start(*, user: User, pack: str, success_url: str = "", cancel_
         client_secret=payment.client_secret,
         checkout_url=payment.checkout_url,
     )
+
+
+def credit_top_up_link_intent(*, payment_intent_id: str, session_id: str = "", top_up_id: object = None) -> bool:
+    """Give the top-up whose provider reference is still a checkout session (`cs_...`) the id of the
+    PaymentIntent the session created (Stripe Checkout creates it only when the customer pays).
+
+    Found by the session (`checkout.session.completed`) or by the intent's metadata `top_up_id`
+    (a `payment_intent.*` event that came first); whichever comes second changes nothing.
+    """
+    if not payment_intent_id or CreditTopUp.objects.filter(provider_payment_id=payment_intent_id).exists():
+        return False
+    waiting = CreditTopUp.objects.filter(provider_payment_id__startswith="cs_")
+    if session_id:
+        waiting = waiting.filter(provider_payment_id=session_id)
+    else:
+        try:
+            waiting = waiting.filter(pk=uuid.UUID(top_up_id)) if isinstance(top_up_id, str) else waiting.none()
+        except ValueError:
+            return False
+    linked = waiting.update(provider_payment_id=payment_intent_id)
+    if linked:
+        logger.info("top-up payment %s linked to intent %s", session_id or top_up_id, payment_intent_id)
+    return bool(linked)
 
 
 @transaction.atomic

@@ -1,21 +1,43 @@
-"""Payment-provider events this app follows (registered from TasksMarketConfig.ready())."""
+"""Payment-provider events this app follows (registered from TasksMarketConfig.ready()).
+
+The money is secured by `payment_intent.succeeded` (the local provider; Stripe for an intent
+captured at once) or `payment_intent.amount_capturable_updated` (Stripe, manual capture: the
+customer paid and the money waits for approval). With Stripe Checkout our payment first knows only
+its session (`cs_...`); the intent is linked from `checkout.session.completed` or from the first
+`payment_intent.*` event, whichever arrives first (services.payments.payment_link_intent).
+"""
 
 from __future__ import annotations
 
-from tasks_market.services.payments import PaymentMismatch, payment_apply_failed, payment_apply_succeeded
+from tasks_market.services.payments import (
+    PaymentMismatch,
+    payment_apply_failed,
+    payment_apply_succeeded,
+    payment_link_intent,
+)
 from webhooks_app.registry import EventRejected, ProviderEvent, payment_event_handler
+
+# The event's minor-unit amounts that must equal the payment's, by event type.
+_AMOUNT_FIELDS = {
+    "payment_intent.succeeded": ("amount", "amount_received"),
+    "payment_intent.amount_capturable_updated": ("amount", "amount_capturable"),
+}
 
 
 def _payment_id(event: ProviderEvent) -> str:
     value = event.object.get("id")
-    return value if isinstance(value, str) else ""
+    if not isinstance(value, str):
+        return ""
+    payment_link_intent(payment_intent_id=value, metadata=event.object.get("metadata"))
+    return value
 
 
-@payment_event_handler("payment_intent.succeeded")
+@payment_event_handler("payment_intent.succeeded", "payment_intent.amount_capturable_updated")
 def on_payment_succeeded(event: ProviderEvent) -> None:
     if not (payment_id := _payment_id(event)):
         return
-    amounts = {field: event.object.get(field) for field in ("amount", "amount_received") if field in event.object}
+    fields = _AMOUNT_FIELDS[event.type]
+    amounts = {field: event.object.get(field) for field in fields if field in event.object}
     try:
         payment_apply_succeeded(
             provider_payment_id=payment_id,
@@ -31,3 +53,13 @@ def on_payment_succeeded(event: ProviderEvent) -> None:
 def on_payment_failed(event: ProviderEvent) -> None:
     if payment_id := _payment_id(event):
         payment_apply_failed(provider_payment_id=payment_id)
+
+
+@payment_event_handler("checkout.session.completed")
+def on_checkout_completed(event: ProviderEvent) -> None:
+    obj = event.object
+    session_id, intent_id = obj.get("id"), obj.get("payment_intent")
+    if isinstance(intent_id, dict):
+        intent_id = intent_id.get("id")
+    if obj.get("mode", "payment") == "payment" and isinstance(session_id, str) and isinstance(intent_id, str):
+        payment_link_intent(payment_intent_id=intent_id, session_id=session_id)

@@ -1,4 +1,9 @@
-"""Payment-provider events that concern team subscriptions (CONTRACT §9)."""
+"""Payment-provider events that concern team subscriptions (CONTRACT §9).
+
+With Stripe Checkout a hired team first knows only its checkout session (`cs_...`); the
+subscription's `sub_...` id is linked from `checkout.session.completed` (`subscription`) or from
+the first `customer.subscription.*` event (its metadata `team_id`), whichever comes first.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +19,32 @@ def _period_end(obj: dict):
     return items[0].get("current_period_end")
 
 
-@payment_event_handler("customer.subscription.updated", "customer.subscription.deleted")
+def _metadata(obj: dict) -> dict:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _id(value) -> str:
+    if isinstance(value, dict):  # an expanded object
+        value = value.get("id")
+    return value if isinstance(value, str) else ""
+
+
+SUBSCRIPTION_EVENTS = (
+    "customer.subscription.created",
+    "customer.subscription.updated",
+    "customer.subscription.deleted",
+)
+
+
+@payment_event_handler(*SUBSCRIPTION_EVENTS)
 def on_subscription_changed(event: ProviderEvent) -> None:
     obj = event.object
+    subscription_id = _id(obj.get("id"))
+    services.team_link_subscription(subscription_id=subscription_id, team_id=_metadata(obj).get("team_id"))
     status = "canceled" if event.type == "customer.subscription.deleted" else obj.get("status", "")
     services.team_apply_subscription_event(
-        subscription_id=obj.get("id", ""),
+        subscription_id=subscription_id,
         event_created=event.created,
         status=status,
         cancel_at_period_end=bool(obj.get("cancel_at_period_end")),
@@ -38,6 +63,8 @@ def on_invoice(event: ProviderEvent) -> None:
 
 @payment_event_handler("checkout.session.completed")
 def on_checkout_completed(event: ProviderEvent) -> None:
-    services.team_apply_checkout_completed(
-        subscription_id=event.object.get("subscription") or "", event_created=event.created
-    )
+    obj = event.object
+    subscription_id = _id(obj.get("subscription"))
+    if session_id := _id(obj.get("id")):
+        services.team_link_subscription(subscription_id=subscription_id, session_id=session_id)
+    services.team_apply_checkout_completed(subscription_id=subscription_id, event_created=event.created)

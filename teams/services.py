@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
@@ -207,6 +208,30 @@ def _team_for_subscription(subscription_id: str | None) -> Team | None:
     if team is None:
         logger.info("payment event for unknown subscription %s ignored", subscription_id)
     return team
+
+
+def team_link_subscription(*, subscription_id: str, session_id: str = "", team_id: object = None) -> bool:
+    """Give the team whose subscription reference is still a checkout session (`cs_...`) the id of
+    the subscription the session created (Stripe Checkout creates it only when the customer pays).
+
+    Found by the session (`checkout.session.completed`) or by the team id in the event's metadata /
+    `client_reference_id` (a `customer.subscription.*` event that came first); whichever comes
+    second finds the team linked and changes nothing. A team linked to a subscription keeps it.
+    """
+    if not subscription_id or Team.objects.filter(payments_subscription_id=subscription_id).exists():
+        return False
+    waiting = Team.objects.filter(payments_subscription_id__startswith="cs_")
+    if session_id:
+        waiting = waiting.filter(payments_subscription_id=session_id)
+    else:
+        try:
+            waiting = waiting.filter(pk=UUID(team_id)) if isinstance(team_id, str) else waiting.none()
+        except ValueError:
+            return False
+    linked = waiting.update(payments_subscription_id=subscription_id, updated_at=timezone.now())
+    if linked:
+        logger.info("checkout %s created subscription %s", session_id or f"of team {team_id}", subscription_id)
+    return bool(linked)
 
 
 def _is_stale(team: Team, event_created: datetime) -> bool:

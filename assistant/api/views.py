@@ -183,6 +183,7 @@ class CreditTopUpView(ApiView):
             ),
         ],
     )
+    @idempotent
     def post(self, request):
         data = self.body(CreditTopUpInput)
         top_up = services.credit_top_up_start(user=request.user, **data)

@@ -38,6 +38,52 @@ def _locked(provider_payment_id: str) -> tuple[Payment, Task] | None:
     return Payment.objects.select_for_update().get(pk=payment.pk), task
 
 
+def _uuid(value: object) -> UUID | None:
+    try:
+        return UUID(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def payment_link_intent(*, payment_intent_id: str, session_id: str = "", metadata: object = None) -> Payment | None:
+    """Give the payment whose provider reference is still a checkout session (`cs_...`) the id of the
+    PaymentIntent the session created, so the intent's events find it (Stripe Checkout creates the
+    intent only when the customer pays).
+
+    Called for `checkout.session.completed` (`session_id` and its `payment_intent`) and before every
+    `payment_intent.*` event (the intent's `metadata` names our payment: `payment_id`, or `bid_id`
+    when there is a single payment of that bid still waiting on a session), whichever comes first;
+    the second finds the payment already linked and changes nothing. A payment linked to another
+    intent is never re-linked.
+    """
+    if not payment_intent_id or Payment.objects.filter(provider_payment_id=payment_intent_id).exists():
+        return None
+    waiting = Payment.objects.filter(provider_payment_id__startswith="cs_")
+    if session_id:
+        candidates = waiting.filter(provider_payment_id=session_id)
+    else:
+        metadata = metadata if isinstance(metadata, dict) else {}
+        if payment_pk := _uuid(metadata.get("payment_id")):
+            candidates = waiting.filter(pk=payment_pk)
+        elif bid_pk := _uuid(metadata.get("bid_id")):
+            candidates = waiting.filter(bid_id=bid_pk, status=PaymentStatus.REQUIRES_PAYMENT)
+        else:
+            return None
+    found = list(candidates.values_list("pk", "task_id", "provider_payment_id")[:2])
+    if len(found) != 1:
+        return None
+    payment_pk, task_id, session_ref = found[0]
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=task_id).first()  # the task first, as everywhere
+        linked = Payment.objects.filter(pk=payment_pk, provider_payment_id=session_ref).update(
+            provider_payment_id=payment_intent_id, updated_at=timezone.now()
+        )
+    if not linked:
+        return None
+    logger.info("payment %s: checkout session %s created intent %s", payment_pk, session_ref, payment_intent_id)
+    return Payment.objects.get(pk=payment_pk)
+
+
 class PaymentMismatch(Exception):
     """A success event whose amount or currency is not the payment's; str(exc) is the reason."""
 

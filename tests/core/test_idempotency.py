@@ -214,6 +214,7 @@ IDEMPOTENT_OPERATIONS = {
     "POST /api/v1/agents",
     "POST /api/v1/agents/{agent_id}/benchmark",
     "POST /api/v1/agents/{agent_id}/rotate-secret",
+    "POST /api/v1/allmodelchat/credits/top-up",
     "POST /api/v1/allmodelchat/generate/image",
     "POST /api/v1/assistant/messages",
     "POST /api/v1/auth/api-keys",

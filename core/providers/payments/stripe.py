@@ -1,8 +1,27 @@
 """Stripe, over httpx against its documented REST API (form-encoded, `Authorization: Bearer <key>`).
 
-Payments are PaymentIntents created with `capture_method=manual`: the customer's payment secures
-the money (`requires_capture`, our `succeeded`), approval captures it (our `released`). Refunding
-an intent that was never captured cancels it, which gives the authorisation back.
+Every payment and subscription is a Stripe Checkout Session (`POST /v1/checkout/sessions`); its
+`url` is our `checkout_url`, a page on Stripe where the customer pays or leaves.
+
+Payments (`mode=payment`): one line item priced inline (`price_data`, minor units); the metadata is
+copied to the session and to the PaymentIntent Checkout creates (`payment_intent_data[metadata]`).
+Task payments use `capture_method=manual`: paying secures the money (`requires_capture`, our
+`succeeded`, announced by `payment_intent.amount_capturable_updated`), approval captures it (our
+`released`). Credit top-ups (metadata `kind=credit_top_up`) are captured at once. Refunding an
+intent that was never captured cancels it, which gives the authorisation back.
+
+Checkout creates the PaymentIntent only when the customer pays, so the id we hand back is the
+session's (`cs_...`): callers store it as the payment's provider reference and replace it with the
+intent's `pi_...` when the first event names the intent (`checkout.session.completed`'s
+`payment_intent`, or a `payment_intent.*` event whose metadata points at our record). Every method
+here accepts either id: a `cs_` id is resolved to its intent when there is one; a session nobody
+paid is expired instead of cancelled or refunded.
+
+Subscriptions (`mode=subscription`): the plan's price from STRIPE_PRICE_IDS, the metadata on the
+session and on the subscription (`subscription_data[metadata]`), `client_reference_id` = the team.
+The `Subscription` handed back has the session's id and status `incomplete` until the customer
+pays; the caller learns the `sub_...` id from `checkout.session.completed` (`subscription`) or from
+the first `customer.subscription.*` event (its metadata).
 
 Status mapping (PaymentIntent → ours):
     requires_payment_method   → requires_payment, or failed when `last_payment_error` is set
@@ -14,12 +33,18 @@ Subscriptions keep Stripe's words; `incomplete_expired` → canceled and `paused
 
 Errors: a 4xx answer is `ProviderError` (502), except 429 which is `ProviderUnavailable` (503) like
 a timeout or a network failure; a 5xx answer is `ProviderError` (Stripe answered and failed). No
-API key, or no price for a plan, is `ProviderUnavailable`. Every call has a timeout; every create
-sends a fresh `Idempotency-Key`.
+API key, or no price for a plan, is `ProviderUnavailable`. Every call has a timeout.
+
+Every create sends an `Idempotency-Key`: the caller's `idempotency_key`, or one derived from the
+domain operation in the metadata (`bid-select:<bid_id>:<payment_id>`, `credit-top-up:<top_up_id>`,
+`team-hire:<team_id>`), so a retry of the same operation is the same request to Stripe; a create
+with nothing to derive from gets a fresh one. The request body is deterministic (no `expires_at`:
+Stripe's default of 24 hours applies), because Stripe refuses a key reused with other parameters.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from datetime import UTC, datetime
@@ -52,8 +77,77 @@ def _safe_id(value: str) -> str:
     return value
 
 
-def _metadata_form(metadata: dict[str, str]) -> Form:
-    return [(f"metadata[{key}]", str(value)) for key, value in (metadata or {}).items()]
+def _metadata_form(metadata: dict[str, str], parent: str = "") -> Form:
+    """`metadata[k]=v`, or `<parent>[metadata][k]=v` for a nested object's metadata."""
+    prefix = f"{parent}[metadata]" if parent else "metadata"
+    return [(f"{prefix}[{key}]", str(value)) for key, value in (metadata or {}).items()]
+
+
+# A payment whose metadata names one of these kinds is captured when paid, not held for approval.
+AUTOMATIC_CAPTURE_KINDS = frozenset({"credit_top_up"})
+
+
+def operation_key(metadata: dict[str, str]) -> str:
+    """The Idempotency-Key of a create, from the domain operation its metadata names ("" for none)."""
+    metadata = metadata or {}
+    if metadata.get("kind") == "credit_top_up" and metadata.get("top_up_id"):
+        return f"credit-top-up:{metadata['top_up_id']}"
+    if metadata.get("bid_id"):
+        # A bid can be selected again after its payment failed: each attempt is its own payment record.
+        suffix = f":{metadata['payment_id']}" if metadata.get("payment_id") else ""
+        return f"bid-select:{metadata['bid_id']}{suffix}"
+    if metadata.get("team_id"):
+        return f"team-hire:{metadata['team_id']}"
+    return ""
+
+
+def is_checkout_session(reference: str) -> bool:
+    return isinstance(reference, str) and reference.startswith("cs_")
+
+
+def _session_status(session: dict[str, Any]) -> str:
+    """Our payment status for a session whose PaymentIntent does not exist (or is not expanded)."""
+    if session.get("status") == "expired":
+        return PaymentStatus.CANCELLED
+    return PaymentStatus.REQUIRES_PAYMENT
+
+
+def session_to_payment(session: dict[str, Any]) -> Payment:
+    try:
+        currency = session["currency"]
+        return Payment(
+            id=session["id"],
+            amount=from_minor(session["amount_total"], currency),
+            currency=currency,
+            status=_session_status(session),
+            client_secret="",
+            checkout_url=session.get("url") or "",
+            metadata={str(k): str(v) for k, v in (session.get("metadata") or {}).items()},
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProviderError("Stripe returned a checkout session we cannot read.") from exc
+
+
+def session_to_subscription(session: dict[str, Any]) -> Subscription:
+    try:
+        return Subscription(
+            id=session["id"],
+            status=SubscriptionStatus.INCOMPLETE,
+            cancel_at_period_end=False,
+            current_period_end=datetime.fromtimestamp(int(session["expires_at"]), tz=UTC),
+            metadata={str(k): str(v) for k, v in (session.get("metadata") or {}).items()},
+            checkout_url=session.get("url") or "",
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProviderError("Stripe returned a checkout session we cannot read.") from exc
+
+
+def _linked_id(session: dict[str, Any], field: str) -> str:
+    """The id of the session's PaymentIntent / Subscription (expanded or not), or ""."""
+    value = session.get(field)
+    if isinstance(value, dict):
+        value = value.get("id")
+    return value if isinstance(value, str) else ""
 
 
 def payment_status(intent: dict[str, Any]) -> str:
@@ -143,7 +237,14 @@ class StripePaymentProvider:
     # --- HTTP -------------------------------------------------------------------------------------
 
     def _request(
-        self, method: str, path: str, *, form: Form | None = None, params: Form | None = None, create: bool = False
+        self,
+        method: str,
+        path: str,
+        *,
+        form: Form | None = None,
+        params: Form | None = None,
+        create: bool = False,
+        idempotency_key: str = "",
     ) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.api_key}"}
         content = None
@@ -151,8 +252,8 @@ class StripePaymentProvider:
             # Encoded here: Stripe's nested keys (metadata[x], items[0][price]) repeat and keep their order.
             content = urlencode(form).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        if create:
-            headers["Idempotency-Key"] = str(uuid.uuid4())
+        if create or idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
         url = f"{self.base_url}{path}"
         try:
             if self.client is not None:
@@ -186,6 +287,21 @@ class StripePaymentProvider:
             raise ProviderError("Stripe answered with something other than a JSON object.")
         return body
 
+    @staticmethod
+    def _return_urls(success_url: str, cancel_url: str) -> Form:
+        form: Form = []
+        if success_url:
+            form.append(("success_url", success_url))
+        if cancel_url:
+            form.append(("cancel_url", cancel_url))
+        return form
+
+    def _session(self, session_id: str) -> dict[str, Any]:
+        return self._request("GET", f"/v1/checkout/sessions/{_safe_id(session_id)}")
+
+    def _expire(self, session_id: str) -> dict[str, Any]:
+        return self._request("POST", f"/v1/checkout/sessions/{_safe_id(session_id)}/expire", form=[])
+
     # --- Payments ---------------------------------------------------------------------------------
 
     def create_payment(
@@ -198,40 +314,88 @@ class StripePaymentProvider:
         payee: str = "",
         success_url: str = "",
         cancel_url: str = "",
+        idempotency_key: str = "",
     ) -> Payment:
-        # Not yet a Checkout Session: `checkout_url` stays empty and the client confirms with `client_secret`;
-        # payee / success_url / cancel_url are accepted for the interface and unused until then.
+        """A Checkout Session in `mode=payment`; the returned Payment has the session's id and `url`."""
         currency = normalise_currency(currency)
+        metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
+        capture = "automatic" if metadata.get("kind") in AUTOMATIC_CAPTURE_KINDS else "manual"
+        name = (description or "Payment")[:250]
         form: Form = [
-            ("amount", str(to_minor(amount, currency))),
-            ("currency", currency),
-            ("capture_method", "manual"),
-            ("automatic_payment_methods[enabled]", "true"),
+            ("mode", "payment"),
+            ("line_items[0][quantity]", "1"),
+            ("line_items[0][price_data][currency]", currency),
+            ("line_items[0][price_data][unit_amount]", str(to_minor(amount, currency))),
+            ("line_items[0][price_data][product_data][name]", name),
+        ]
+        if payee:
+            form.append(("line_items[0][price_data][product_data][description]", f"Paid to {payee}"[:500]))
+        form += [
+            ("payment_intent_data[capture_method]", capture),
+            *_metadata_form(metadata, "payment_intent_data"),
             *_metadata_form(metadata),
         ]
         if description:
-            form.append(("description", description[:1000]))
-        return to_payment(self._request("POST", "/v1/payment_intents", form=form, create=True))
+            form.append(("payment_intent_data[description]", description[:1000]))
+        if reference := operation_key(metadata):
+            form.append(("client_reference_id", reference[:200]))
+        form += self._return_urls(success_url, cancel_url)
+        key = idempotency_key or operation_key(metadata)
+        session = self._request("POST", "/v1/checkout/sessions", form=form, create=True, idempotency_key=key)
+        return session_to_payment(session)
 
     def get_payment(self, payment_id: str) -> Payment:
+        if is_checkout_session(payment_id):
+            session = self._session(payment_id)
+            if intent_id := _linked_id(session, "payment_intent"):
+                return to_payment(self._intent(intent_id))
+            return session_to_payment(session)
         return to_payment(self._intent(payment_id))
 
     def cancel_payment(self, payment_id: str) -> Payment:
+        if is_checkout_session(payment_id):
+            session = self._session(payment_id)
+            intent_id = _linked_id(session, "payment_intent")
+            if not intent_id:
+                if session.get("status") == "open":
+                    session = self._expire(payment_id)
+                return session_to_payment(session)
+            payment_id = intent_id
         form = [("cancellation_reason", "abandoned")]
         return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/cancel", form=form))
 
     def release_payment(self, payment_id: str) -> Payment:
+        payment_id = self._intent_id(payment_id)
         return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/capture", form=[]))
 
     def refund_payment(self, payment_id: str) -> Payment:
+        if is_checkout_session(payment_id):
+            session = self._session(payment_id)
+            intent_id = _linked_id(session, "payment_intent")
+            if not intent_id:  # nobody paid: there is nothing to give back, only a page to close
+                if session.get("status") == "open":
+                    session = self._expire(payment_id)
+                return session_to_payment(session)
+            payment_id = intent_id
         intent = self._intent(payment_id)
         if intent.get("status") == "requires_capture":
             form = [("cancellation_reason", REFUND_CANCELLATION_REASON)]
             return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/cancel", form=form))
-        refund = self._request("POST", "/v1/refunds", form=[("payment_intent", payment_id)], create=True)
+        refund = self._request(
+            "POST", "/v1/refunds", form=[("payment_intent", payment_id)], idempotency_key=f"refund:{payment_id}"
+        )
         if refund.get("status") in ("failed", "canceled"):
             raise ProviderError(f"Stripe did not refund payment {payment_id} ({refund.get('status')}).")
         return to_payment(self._intent(payment_id))
+
+    def _intent_id(self, payment_id: str) -> str:
+        """The PaymentIntent behind a reference: itself, or the one its checkout session created."""
+        if not is_checkout_session(payment_id):
+            return payment_id
+        intent_id = _linked_id(self._session(payment_id), "payment_intent")
+        if not intent_id:
+            raise ProviderError(f"Checkout session {payment_id} has not been paid.")
+        return intent_id
 
     def _intent(self, payment_id: str) -> dict[str, Any]:
         return self._request(
@@ -248,23 +412,41 @@ class StripePaymentProvider:
         metadata: dict[str, str],
         success_url: str = "",
         cancel_url: str = "",
+        idempotency_key: str = "",
     ) -> Subscription:
+        """A Checkout Session in `mode=subscription`; the Subscription returned has the session's id."""
         price = self.price_ids.get(plan)
         if not price:
             raise ProviderUnavailable(f"No Stripe price is configured for plan {plan!r} (STRIPE_PRICE_IDS).")
+        metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
         customer = self._customer_for(customer_email)
         form: Form = [
+            ("mode", "subscription"),
             ("customer", customer),
-            ("items[0][price]", price),
-            ("payment_behavior", "default_incomplete"),
+            ("line_items[0][price]", price),
+            ("line_items[0][quantity]", "1"),
+            *_metadata_form(metadata, "subscription_data"),
             *_metadata_form(metadata),
         ]
-        return to_subscription(self._request("POST", "/v1/subscriptions", form=form, create=True))
+        if metadata.get("team_id"):
+            form.append(("client_reference_id", metadata["team_id"]))
+        form += self._return_urls(success_url, cancel_url)
+        key = idempotency_key or operation_key(metadata)
+        session = self._request("POST", "/v1/checkout/sessions", form=form, create=True, idempotency_key=key)
+        return session_to_subscription(session)
 
     def get_subscription(self, subscription_id: str) -> Subscription:
+        if is_checkout_session(subscription_id):
+            session = self._session(subscription_id)
+            if not (subscription_id := _linked_id(session, "subscription")):
+                return session_to_subscription(session)
         return to_subscription(self._request("GET", f"/v1/subscriptions/{_safe_id(subscription_id)}"))
 
     def set_cancel_at_period_end(self, subscription_id: str, cancel: bool) -> Subscription:
+        if is_checkout_session(subscription_id):
+            subscription_id = _linked_id(self._session(subscription_id), "subscription")
+            if not subscription_id:
+                raise ProviderError("The subscription's checkout has not been completed.")
         form = [("cancel_at_period_end", "true" if cancel else "false")]
         return to_subscription(self._request("POST", f"/v1/subscriptions/{_safe_id(subscription_id)}", form=form))
 
@@ -273,7 +455,8 @@ class StripePaymentProvider:
         existing = found.get("data") or []
         if existing and isinstance(existing[0], dict) and existing[0].get("id"):
             return existing[0]["id"]
-        created = self._request("POST", "/v1/customers", form=[("email", email)], create=True)
+        key = "customer:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:40]
+        created = self._request("POST", "/v1/customers", form=[("email", email)], idempotency_key=key)
         if not created.get("id"):
             raise ProviderError("Stripe created a customer without an id.")
         return created["id"]
