@@ -61,42 +61,149 @@ def ok(body: dict) -> httpx.Response:
     return httpx.Response(200, json=body)
 
 
-def test_create_payment_sends_a_manual_capture_intent_in_minor_units():
-    fake = FakeStripe({("POST", "/v1/payment_intents"): ok(intent())})
+def session(**extra) -> dict:
+    return {
+        "id": "cs_test_123",
+        "object": "checkout.session",
+        "mode": "payment",
+        "status": "open",
+        "amount_total": 4900,
+        "currency": "usd",
+        "url": "https://checkout.stripe.com/c/pay/cs_test_123",
+        "payment_intent": None,
+        "subscription": None,
+        "expires_at": NOW,
+        "metadata": {"task_id": "t1", "bid_id": "b1", "payment_id": "p1"},
+        **extra,
+    }
+
+
+def test_create_payment_opens_a_checkout_session_in_minor_units():
+    fake = FakeStripe({("POST", "/v1/checkout/sessions"): ok(session())})
 
     payment = provider(fake).create_payment(
-        amount=Decimal("49.00"), currency="USD", metadata={"task_id": "t1", "bid_id": "b1"}, description="Logo"
+        amount=Decimal("49.00"),
+        currency="USD",
+        metadata={"task_id": "t1", "bid_id": "b1", "payment_id": "p1"},
+        description="Task: Logo",
+        payee="Agent Copybot",
+        success_url="https://app.example.com/paid",
+        cancel_url="https://app.example.com/declined",
     )
 
     [request] = fake.requests
-    assert str(request.url) == "https://stripe.test/v1/payment_intents"
+    assert str(request.url) == "https://stripe.test/v1/checkout/sessions"
     assert request.headers["Authorization"] == "Bearer sk_test_abc"
     assert request.headers["Content-Type"] == "application/x-www-form-urlencoded"
-    uuid.UUID(request.headers["Idempotency-Key"])
+    assert request.headers["Idempotency-Key"] == "bid-select:b1:p1"
     assert request.extensions["timeout"]["read"] == 20.0
     assert fake.form(0) == [
-        ("amount", "4900"),
-        ("currency", "usd"),
-        ("capture_method", "manual"),
-        ("automatic_payment_methods[enabled]", "true"),
+        ("mode", "payment"),
+        ("line_items[0][quantity]", "1"),
+        ("line_items[0][price_data][currency]", "usd"),
+        ("line_items[0][price_data][unit_amount]", "4900"),
+        ("line_items[0][price_data][product_data][name]", "Task: Logo"),
+        ("line_items[0][price_data][product_data][description]", "Paid to Agent Copybot"),
+        ("payment_intent_data[capture_method]", "manual"),
+        ("payment_intent_data[metadata][task_id]", "t1"),
+        ("payment_intent_data[metadata][bid_id]", "b1"),
+        ("payment_intent_data[metadata][payment_id]", "p1"),
         ("metadata[task_id]", "t1"),
         ("metadata[bid_id]", "b1"),
-        ("description", "Logo"),
+        ("metadata[payment_id]", "p1"),
+        ("payment_intent_data[description]", "Task: Logo"),
+        ("client_reference_id", "bid-select:b1:p1"),
+        ("success_url", "https://app.example.com/paid"),
+        ("cancel_url", "https://app.example.com/declined"),
     ]
-    assert payment.id == "pi_123"
+    assert payment.id == "cs_test_123"
+    assert payment.checkout_url == "https://checkout.stripe.com/c/pay/cs_test_123"
     assert (payment.amount, payment.currency, payment.status) == (Decimal("49.00"), "usd", "requires_payment")
-    assert payment.client_secret == "pi_123_secret_abc"
-    assert payment.metadata == {"task_id": "t1"}
+    assert payment.client_secret == ""
 
 
-def test_two_creates_use_different_idempotency_keys():
-    fake = FakeStripe({("POST", "/v1/payment_intents"): ok(intent())})
+def test_a_credit_top_up_is_captured_at_once_under_its_own_key():
+    fake = FakeStripe({("POST", "/v1/checkout/sessions"): ok(session(amount_total=500))})
+    metadata = {"kind": "credit_top_up", "top_up_id": "tu1", "user_id": "u1", "pack": "small"}
+
+    provider(fake).create_payment(amount=Decimal("5.00"), currency="usd", metadata=metadata)
+
+    form = fake.form(0)
+    assert ("payment_intent_data[capture_method]", "automatic") in form
+    assert ("payment_intent_data[metadata][kind]", "credit_top_up") in form
+    assert ("line_items[0][price_data][unit_amount]", "500") in form
+    assert not any(key in ("success_url", "cancel_url") for key, _ in form)
+    assert fake.requests[0].headers["Idempotency-Key"] == "credit-top-up:tu1"
+
+
+def test_a_retried_create_is_the_same_request_under_the_same_key():
+    fake = FakeStripe({("POST", "/v1/checkout/sessions"): [httpx.Response(500, json={}), ok(session())]})
+    stripe = provider(fake)
+    kwargs = {"amount": Decimal("49.00"), "currency": "usd", "metadata": {"bid_id": "b1", "payment_id": "p1"}}
+
+    with pytest.raises(ProviderError):
+        stripe.create_payment(**kwargs)
+    stripe.create_payment(**kwargs)
+
+    first, second = fake.requests
+    assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == "bid-select:b1:p1"
+    assert first.content == second.content
+
+
+def test_the_callers_key_wins_and_creates_without_an_operation_get_fresh_keys():
+    fake = FakeStripe({("POST", "/v1/checkout/sessions"): ok(session())})
     stripe = provider(fake)
 
+    stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={"bid_id": "b1"}, idempotency_key="k-1")
     for _ in range(2):
         stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={})
 
-    assert fake.requests[0].headers["Idempotency-Key"] != fake.requests[1].headers["Idempotency-Key"]
+    keys = [r.headers["Idempotency-Key"] for r in fake.requests]
+    assert keys[0] == "k-1"
+    uuid.UUID(keys[1]), uuid.UUID(keys[2])
+    assert keys[1] != keys[2]
+
+
+def test_a_session_reference_is_resolved_to_its_intent():
+    paid = session(status="complete", payment_intent="pi_123")
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/checkout/sessions/cs_test_123"): ok(paid),
+            ("GET", "/v1/payment_intents/pi_123"): ok(intent("requires_capture")),
+            ("POST", "/v1/payment_intents/pi_123/capture"): ok(intent("succeeded")),
+        }
+    )
+    stripe = provider(fake)
+
+    assert stripe.get_payment("cs_test_123").status == "succeeded"
+    assert stripe.release_payment("cs_test_123").status == "released"
+    assert [(r.method, r.url.path) for r in fake.requests][-2:] == [
+        ("GET", "/v1/checkout/sessions/cs_test_123"),
+        ("POST", "/v1/payment_intents/pi_123/capture"),
+    ]
+
+
+def test_cancelling_an_unpaid_session_expires_it():
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/checkout/sessions/cs_test_123"): ok(session()),
+            ("POST", "/v1/checkout/sessions/cs_test_123/expire"): ok(session(status="expired")),
+        }
+    )
+
+    payment = provider(fake).cancel_payment("cs_test_123")
+
+    assert payment.status == "cancelled"
+    assert [(r.method, r.url.path) for r in fake.requests] == [
+        ("GET", "/v1/checkout/sessions/cs_test_123"),
+        ("POST", "/v1/checkout/sessions/cs_test_123/expire"),
+    ]
+
+
+def test_releasing_an_unpaid_session_is_a_provider_error():
+    fake = FakeStripe({("GET", "/v1/checkout/sessions/cs_test_123"): ok(session())})
+    with pytest.raises(ProviderError, match="not been paid"):
+        provider(fake).release_payment("cs_test_123")
 
 
 @pytest.mark.parametrize(
@@ -157,7 +264,7 @@ def test_refunding_a_captured_payment_creates_a_refund():
         ("GET", "/v1/payment_intents/pi_123"),
     ]
     assert fake.form(1) == [("payment_intent", "pi_123")]
-    uuid.UUID(fake.requests[1].headers["Idempotency-Key"])
+    assert fake.requests[1].headers["Idempotency-Key"] == "refund:pi_123"
 
 
 def test_refunding_an_uncaptured_payment_cancels_the_authorisation():
@@ -197,52 +304,88 @@ def subscription(**extra) -> dict:
     }
 
 
-def test_create_subscription_creates_the_customer_when_there_is_none():
+def subscription_session(**extra) -> dict:
+    return session(
+        id="cs_test_sub",
+        mode="subscription",
+        url="https://checkout.stripe.com/c/pay/cs_test_sub",
+        metadata={"team_id": "tm1", "user_id": "u1"},
+        **extra,
+    )
+
+
+def test_create_subscription_opens_a_subscription_checkout_for_a_new_customer():
     fake = FakeStripe(
         {
             ("GET", "/v1/customers"): ok({"object": "list", "data": []}),
             ("POST", "/v1/customers"): ok({"id": "cus_new", "object": "customer"}),
-            ("POST", "/v1/subscriptions"): ok(subscription()),
+            ("POST", "/v1/checkout/sessions"): ok(subscription_session()),
         }
     )
 
     result = provider(fake).create_subscription(
-        customer_email="a@example.com", plan="growth", metadata={"team_id": "tm1"}
+        customer_email="a@example.com",
+        plan="growth",
+        metadata={"team_id": "tm1", "user_id": "u1"},
+        success_url="https://app.example.com/hired",
+        cancel_url="https://app.example.com/not-hired",
     )
 
     assert [(r.method, r.url.path) for r in fake.requests] == [
         ("GET", "/v1/customers"),
         ("POST", "/v1/customers"),
-        ("POST", "/v1/subscriptions"),
+        ("POST", "/v1/checkout/sessions"),
     ]
     assert dict(fake.requests[0].url.params) == {"email": "a@example.com", "limit": "1"}
     assert fake.form(1) == [("email", "a@example.com")]
+    assert fake.requests[1].headers["Idempotency-Key"].startswith("customer:")
     assert fake.form(2) == [
+        ("mode", "subscription"),
         ("customer", "cus_new"),
-        ("items[0][price]", "price_growth"),
-        ("payment_behavior", "default_incomplete"),
+        ("line_items[0][price]", "price_growth"),
+        ("line_items[0][quantity]", "1"),
+        ("subscription_data[metadata][team_id]", "tm1"),
+        ("subscription_data[metadata][user_id]", "u1"),
         ("metadata[team_id]", "tm1"),
+        ("metadata[user_id]", "u1"),
+        ("client_reference_id", "tm1"),
+        ("success_url", "https://app.example.com/hired"),
+        ("cancel_url", "https://app.example.com/not-hired"),
     ]
-    assert "Idempotency-Key" in fake.requests[1].headers and "Idempotency-Key" in fake.requests[2].headers
-    assert result.id == "sub_123"
+    assert fake.requests[2].headers["Idempotency-Key"] == "team-hire:tm1"
+    assert result.id == "cs_test_sub"
+    assert result.checkout_url == "https://checkout.stripe.com/c/pay/cs_test_sub"
     assert (result.status, result.cancel_at_period_end) == ("incomplete", False)
     assert result.current_period_end == datetime.fromtimestamp(NOW, tz=UTC)
-    assert result.metadata == {"team_id": "tm1"}
+    assert result.metadata == {"team_id": "tm1", "user_id": "u1"}
 
 
 def test_create_subscription_reuses_an_existing_customer():
     fake = FakeStripe(
         {
             ("GET", "/v1/customers"): ok({"object": "list", "data": [{"id": "cus_old"}]}),
-            ("POST", "/v1/subscriptions"): ok(subscription(status="active", current_period_end=NOW)),
+            ("POST", "/v1/checkout/sessions"): ok(subscription_session()),
         }
     )
 
-    result = provider(fake).create_subscription(customer_email="a@example.com", plan="growth", metadata={})
+    provider(fake).create_subscription(customer_email="a@example.com", plan="growth", metadata={})
 
     assert len(fake.requests) == 2
     assert ("customer", "cus_old") in fake.form(1)
-    assert result.status == "active"
+
+
+def test_a_completed_subscription_checkout_is_resolved_to_its_subscription():
+    fake = FakeStripe(
+        {
+            ("GET", "/v1/checkout/sessions/cs_test_sub"): ok(subscription_session(subscription="sub_123")),
+            ("POST", "/v1/subscriptions/sub_123"): ok(subscription(status="active", cancel_at_period_end=True)),
+        }
+    )
+
+    result = provider(fake).set_cancel_at_period_end("cs_test_sub", True)
+
+    assert (result.id, result.cancel_at_period_end) == ("sub_123", True)
+    assert fake.requests[-1].url.path == "/v1/subscriptions/sub_123"
 
 
 def test_a_plan_without_a_price_is_unavailable_and_sends_nothing():
