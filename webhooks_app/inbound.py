@@ -130,7 +130,8 @@ def _refusal(body: bytes | None, headers: Mapping[str, str]) -> InboundResult | 
     """Why a delivery is refused before it is stored, or None for a correctly signed one."""
     if body is None:
         return InboundResult(InboundOutcome.TOO_LARGE, error=f"The body is over {MAX_BODY_BYTES} bytes.")
-    header = next((v for k, v in headers.items() if k.lower() == signing.HEADER.lower()), None)
+    names = (signing.HEADER.lower(), signing.STRIPE_HEADER.lower())
+    header = next((v for name in names for k, v in headers.items() if k.lower() == name), None)
     if not signing.verify(body, header, settings.PAYMENTS_WEBHOOK_SECRET):
         if not settings.PAYMENTS_WEBHOOK_SECRET:
             logger.warning("PAYMENTS_WEBHOOK_SECRET is not set: every payments webhook delivery is refused")

@@ -284,3 +284,21 @@ def test_a_hired_team_learns_its_subscription_whatever_the_order(stripe, api, al
     assert unsubscribed.status_code == 200, unsubscribed.content
     assert stripe.requests[-1]["path"] == "/v1/subscriptions/sub_hired_1"
     assert Team.objects.get(id=team["id"]).status == "cancelling"
+
+
+# --- Stripe's own signature header --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("secret", "expected"), [(None, 200), ("whsec_someone_else", 400)])
+def test_stripe_signs_with_its_own_header_name(api, settings, secret, expected):
+    settings.PAYMENTS_WEBHOOK_SECRET = ["whsec_stripe_endpoint"]
+    event = build_event("payment_intent.succeeded", {"id": "pi_unknown", "object": "payment_intent"}, secret=secret)
+
+    response = api.post(
+        "/api/v1/webhooks/payments",
+        data=event.body,
+        content_type="application/json",
+        HTTP_STRIPE_SIGNATURE=event.headers["Payments-Signature"],
+    )
+
+    assert response.status_code == expected, response.content

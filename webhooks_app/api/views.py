@@ -68,9 +68,10 @@ class PaymentsWebhookView(ApiView):
         summary="Receive a payment-provider event",
         description=(
             "Called by the payment provider, not by users. The raw body is verified against "
-            '`Payments-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` with every configured '
-            "secret (300 s tolerance), stored, and applied at most once per event id. A handler failure "
-            "answers 500 and keeps the event, so the provider's retry applies it. An authentic event that is "
+            '`Payments-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (or Stripe\'s '
+            "`Stripe-Signature`, the same scheme) with every configured secret (300 s tolerance), stored, and "
+            "applied at most once per event id. A handler failure answers 500 and keeps the event, so the "
+            "provider's retry applies it. An authentic event that is "
             "refused (a payment success whose amount or currency does not match the payment) answers 200 "
             "`rejected` and is recorded, not applied. Bodies over 256 KiB are 413."
         ),

@@ -15,6 +15,9 @@ import time
 from collections.abc import Iterable
 
 HEADER = "Payments-Signature"
+# Stripe signs its events with the same scheme (HMAC-SHA256 of "<t>.<body>", keyed with the endpoint's
+# `whsec_...` secret) under its own header name; the webhook accepts either.
+STRIPE_HEADER = "Stripe-Signature"
 TOLERANCE_SECONDS = 300
 
 
