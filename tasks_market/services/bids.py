@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -178,19 +178,16 @@ def bid_select(*, user, task_id: UUID, bid_id: UUID, success_url: str = "", canc
         raise InvalidState(f"Only a pending bid can be selected; this one is {bid.status}.")
 
     provider = get_payment_provider()
-    # Our record's id goes to the provider first: an event for the payment names it in its metadata.
-    payment_id = uuid4()
     created = provider.create_payment(
         amount=bid.amount,
         currency=bid.currency,
-        metadata={"task_id": str(task.id), "bid_id": str(bid.id), "payment_id": str(payment_id)},
+        metadata={"task_id": str(task.id), "bid_id": str(bid.id)},
         description=f"Task: {task.title}"[:500],
         payee=f"Agent {bid.agent.name}"[:200],
         success_url=success_url,
         cancel_url=cancel_url,
     )
     payment = Payment.objects.create(
-        id=payment_id,
         task=task,
         bid=bid,
         provider=provider.name,

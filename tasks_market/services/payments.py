@@ -51,8 +51,9 @@ def payment_link_intent(*, payment_intent_id: str, session_id: str = "", metadat
     intent only when the customer pays).
 
     Called for `checkout.session.completed` (`session_id` and its `payment_intent`) and before every
-    `payment_intent.*` event (the intent's `metadata` names our payment: `payment_id`, or `bid_id`
-    when there is a single payment of that bid still waiting on a session), whichever comes first;
+    `payment_intent.*` event (the intent's `metadata`: `payment_id` when the caller put our record's id
+    there, else `bid_id`, whose one payment still waiting on a session is ours: a bid has one payment
+    awaiting the customer at a time), whichever comes first;
     the second finds the payment already linked and changes nothing. A payment linked to another
     intent is never re-linked.
     """

@@ -45,7 +45,7 @@ def test_select_starts_the_payment(alice_api, bob_api):
     )
     provider_side = LocalPayment.objects.get(id=payment["provider_payment_id"])
     assert provider_side.amount_minor == 12050
-    assert provider_side.metadata == {"task_id": task["id"], "bid_id": bid["id"], "payment_id": payment["id"]}
+    assert provider_side.metadata == {"task_id": task["id"], "bid_id": bid["id"]}
     assert provider_side.client_secret == payment["client_secret"]
 
 

@@ -35,10 +35,11 @@ Errors: a 4xx answer is `ProviderError` (502), except 429 which is `ProviderUnav
 a timeout or a network failure; a 5xx answer is `ProviderError` (Stripe answered and failed). No
 API key, or no price for a plan, is `ProviderUnavailable`. Every call has a timeout.
 
-Every create sends an `Idempotency-Key`: the caller's `idempotency_key`, or one derived from the
-domain operation in the metadata (`bid-select:<bid_id>:<payment_id>`, `credit-top-up:<top_up_id>`,
-`team-hire:<team_id>`), so a retry of the same operation is the same request to Stripe; a create
-with nothing to derive from gets a fresh one. The request body is deterministic (no `expires_at`:
+Every create sends an `Idempotency-Key`: the caller's `idempotency_key` (derived from the domain
+operation, e.g. `bid-select:<bid_id>:<n>`), or else one derived from the metadata
+(`bid-select:<bid_id>[:<payment_id>]`, `credit-top-up:<top_up_id>`, `team-hire:<team_id>`), so a
+retry of the same operation is the same request to Stripe; a create with nothing to derive from gets
+a fresh one. The request body is deterministic (no `expires_at`:
 Stripe's default of 24 hours applies), because Stripe refuses a key reused with other parameters.
 """
 
