@@ -67,6 +67,14 @@ _IDEMPOTENT_REPLAYED = {
 _IN_PROGRESS = "`idempotency_in_progress`: a request with this Idempotency-Key is still running."
 
 
+def _merged(schema: dict, extra: dict) -> dict:
+    """`extra` over `schema`, recursing into objects (so `properties: {x: {examples: [...]}}` adds to x)."""
+    out = dict(schema)
+    for key, value in extra.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def error_response(description: str) -> OpenApiResponse:
     """For `@extend_schema(responses={409: error_response("...")})` on views."""
     return OpenApiResponse(response=ERROR_REF, description=description)
@@ -78,7 +86,7 @@ class AutoSchema(openapi.AutoSchema):
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
         extra = getattr(serializer, "openapi_extra", None)
         if extra and direction == "request":
-            schema = {**schema, **extra}
+            schema = _merged(schema, extra)
         return schema
 
     def _access(self) -> Access | None:

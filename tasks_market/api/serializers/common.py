@@ -56,6 +56,19 @@ def money_field(**kwargs) -> serializers.DecimalField:
     return MoneyField(**kwargs)
 
 
+def whole_amounts_in(amount: str, currency: str) -> dict:
+    """Schema: in a currency without minor units (jpy) the amount is a whole number (check_amount_places)."""
+    return {
+        "if": {"properties": {currency: {"const": "jpy"}}, "required": [currency]},
+        "then": {"properties": {amount: {"multipleOf": 1}}},
+    }
+
+
+# What Django's URLValidator takes, as a schema pattern: http(s), a host with a top-level domain (or an IPv4
+# address) of at most 253 characters, an optional port and path.
+URL_PATTERN = r"^https?://(?=[^/:]{1,253}(?:[:/]|$))(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?::[0-9]{1,5})?(?:/[!-~]*)?$"
+
+
 def safe_endpoint(value: str) -> str:
     try:
         check_url(value, schemes=("https",))
@@ -70,6 +83,19 @@ def safe_endpoint(value: str) -> str:
 class ArtefactInput(serializers.Serializer):
     """A file by `url` (give its `size` and `sha256`) or inline `text` (size and sha256 are computed,
     and checked when given)."""
+
+    # For the schema (core.api.schema.AutoSchema): exactly one of the two forms. With `text`, the schema
+    # leaves `size` and `sha256` out; the server computes them (and accepts them only when they match).
+    openapi_extra = {
+        "properties": {"url": {"pattern": URL_PATTERN}},
+        "oneOf": [
+            {"required": ["url", "size", "sha256"], "not": {"required": ["text"]}},
+            {
+                "required": ["text"],
+                "not": {"anyOf": [{"required": ["url"]}, {"required": ["size"]}, {"required": ["sha256"]}]},
+            },
+        ],
+    }
 
     name = serializers.CharField(max_length=255)
     content_type = serializers.CharField(
