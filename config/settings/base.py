@@ -141,11 +141,23 @@ DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE",
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
+# A Redis that is down or unreachable must cost a request milliseconds, not the operating system's TCP
+# timeouts: connecting and each call are bounded (README, "Operations: when Redis is down").
+REDIS_SOCKET_TIMEOUTS = {"socket_connect_timeout": 1, "socket_timeout": 2}
+
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_SOCKET_TIMEOUTS,
+        },
         # django-ratelimit's counters, one round trip per request (core.ratelimit.RateLimitCounterCache).
-        "ratelimit": {"BACKEND": "core.ratelimit.RateLimitCounterCache", "LOCATION": REDIS_URL},
+        "ratelimit": {
+            "BACKEND": "core.ratelimit.RateLimitCounterCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_SOCKET_TIMEOUTS,
+        },
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "brandmarket"}}
@@ -312,7 +324,12 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **REDIS_SOCKET_TIMEOUTS}
+# Publishing (e.g. a job queued on commit) while the broker is down: two quick retries, about one second
+# in all, then the error goes to the caller, which logs it; the beat's sweeps queue the work again
+# (README, "Operations: when Redis is down"). Celery's default would retry for longer on every request.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25, "interval_max": 0.5}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -327,6 +344,10 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# How often the beat runs tasks_market.sweep_deliveries, and how old a pending bid judgement must be before
+# that sweep judges it itself (its job was lost, e.g. the broker was down at commit). Both 5 minutes.
+DELIVERIES_SWEEP_SECONDS = env.int("DELIVERIES_SWEEP_SECONDS", default=300)
+JUDGEMENT_CATCH_UP_AFTER_SECONDS = env.int("JUDGEMENT_CATCH_UP_AFTER_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
     # Refresh tokens are blacklisted on every rotation; expired ones are dead weight. Daily is plenty.
     "accounts.flush_expired_tokens": {
@@ -370,7 +391,7 @@ CELERY_BEAT_SCHEDULE = {
     # window; each step claims or is idempotent, so overlapping runs are safe.
     "tasks_market.sweep_deliveries": {
         "task": "tasks_market.tasks.sweep_deliveries",
-        "schedule": timedelta(minutes=5),
+        "schedule": timedelta(seconds=DELIVERIES_SWEEP_SECONDS),
     },
     # Logs that grow with traffic (inbound webhook deliveries, refused ones above all, outbound webhook
     # attempts, agent dispatch attempts) would otherwise grow without bound: anyone may POST to the

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -141,8 +142,13 @@ def bid_judge(*, bid_id: UUID | str) -> BidJudgement | None:
     return BidJudgement.objects.get(bid_id=bid_id)
 
 
-def judgements_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: int = 500) -> int:
-    """Judge bids whose queued judge job was lost (the broker was down at commit). Returns how many."""
+def judgements_catch_up(*, older_than: timedelta | None = None, limit: int = 500) -> int:
+    """Judge bids whose queued judge job was lost (the broker was down at commit). Returns how many.
+
+    Pending for longer than `older_than` (default: settings.JUDGEMENT_CATCH_UP_AFTER_SECONDS) counts as lost.
+    """
+    if older_than is None:
+        older_than = timedelta(seconds=settings.JUDGEMENT_CATCH_UP_AFTER_SECONDS)
     cutoff = timezone.now() - older_than
     overdue = BidJudgement.objects.filter(status=JudgementStatus.PENDING, created_at__lt=cutoff)
     bid_ids = list(overdue.values_list("bid_id", flat=True)[:limit])
