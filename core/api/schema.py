@@ -43,6 +43,17 @@ _RATE_LIMIT_HEADERS = {
     "X-RateLimit-Reset": {"schema": {"type": "integer"}, "description": "Unix time when the window resets."},
 }
 _RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds until the window resets."}}
+_RETRY_AFTER_503 = {
+    "Retry-After": {
+        "schema": {"type": "integer"},
+        "description": "With `database_busy` / `database_unavailable`: seconds to wait before retrying.",
+    }
+}
+# Any operation may meet a database that is busy or restarting (core.dberrors): a 503, never a 500.
+DATABASE_503 = (
+    "The database is busy (`database_busy`) or cannot be reached (`database_unavailable`); nothing was "
+    "changed. Retry after `Retry-After` seconds."
+)
 
 
 def error_response(description: str) -> OpenApiResponse:
@@ -71,6 +82,8 @@ class AutoSchema(openapi.AutoSchema):
             standard["415"] = ("The request body is not JSON.", ERROR_REF)
         standard["422"] = ("Validation error.", VALIDATION_ERROR_REF)
         standard["429"] = ("Rate limit exceeded. Try again later.", ERROR_REF)
+        if self._is_rate_limited():  # /health answers its own 503 with the failing check
+            standard["503"] = (DATABASE_503, ERROR_REF)
         for code, (description, ref) in standard.items():
             if code not in responses:
                 responses[code] = {
@@ -78,6 +91,8 @@ class AutoSchema(openapi.AutoSchema):
                     "content": {"application/json": {"schema": ref}},
                     **self._headers_block(code),
                 }
+            elif code == "503":  # the view's own 503 (a provider that is unavailable), and the database's
+                responses[code]["description"] = f"{responses[code]['description']} Or: {DATABASE_503}"
         return responses
 
     def _headers_block(self, code: str) -> dict:
@@ -90,6 +105,8 @@ class AutoSchema(openapi.AutoSchema):
             headers = {**_RATE_LIMIT_HEADERS, **headers}
             if str(status_code) == "429":
                 headers = {**headers, **_RETRY_AFTER}
+            if str(status_code) == "503":
+                headers = {**headers, **_RETRY_AFTER_503}
         return headers
 
 

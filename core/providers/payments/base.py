@@ -1,6 +1,9 @@
 """The payment provider interface that teams and tasks code against.
 
 Amounts are Decimals in major units ("49.00 usd"); each provider converts to what it speaks.
+Creates take an `idempotency_key` derived from the domain operation (e.g. `bid-select:<bid id>:<n>`):
+the same key answers with the same provider object, however often the create is retried (a timeout,
+a crash before the result was recorded, a concurrent duplicate), and never makes a second one.
 Failures are `core.errors.ProviderError` (the provider answered and refused or failed the call)
 or `core.errors.ProviderUnavailable` (not configured, unreachable, timed out).
 """
@@ -65,7 +68,7 @@ class PaymentProvider(Protocol):
     name: str  # "local" | "stripe"
 
     def create_payment(
-        self, *, amount: Decimal, currency: str, metadata: dict[str, str], description: str = ""
+        self, *, amount: Decimal, currency: str, metadata: dict[str, str], idempotency_key: str, description: str = ""
     ) -> Payment: ...
 
     def get_payment(self, payment_id: str) -> Payment: ...
@@ -78,7 +81,9 @@ class PaymentProvider(Protocol):
 
     def refund_payment(self, payment_id: str) -> Payment: ...
 
-    def create_subscription(self, *, customer_email: str, plan: str, metadata: dict[str, str]) -> Subscription: ...
+    def create_subscription(
+        self, *, customer_email: str, plan: str, metadata: dict[str, str], idempotency_key: str
+    ) -> Subscription: ...
 
     def get_subscription(self, subscription_id: str) -> Subscription: ...
 

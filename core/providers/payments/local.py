@@ -5,6 +5,10 @@ with Stripe-like ids, and, standing in for the customer paying, settles them thr
 `simulate_payment()` / `simulate_subscription()` (`manage.py payments_simulate`), which change its
 state and build the matching signed provider event for our own webhook. Event objects look like
 Stripe's: amounts in minor units, Stripe's status words, Unix timestamps.
+
+Creates are idempotent like Stripe's: the `idempotency_key` is a unique column, so the same key
+answers with the same object (in its current state) and never makes a second row, even when two
+creates with it race; reusing a key with different parameters is refused, as Stripe refuses it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from datetime import UTC, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import ProviderError
@@ -110,17 +114,40 @@ def invoice_event_object(row: LocalSubscription, *, paid: bool) -> dict[str, Any
     }
 
 
+def _create_once(model, idempotency_key: str, **fields):
+    """The row created with this key: the existing one, or a new one (a concurrent twin's if it won)."""
+    if not isinstance(idempotency_key, str) or not 0 < len(idempotency_key) <= 255:
+        raise ValueError("idempotency_key must be a non-empty string of at most 255 characters")
+    existing = model.objects.filter(idempotency_key=idempotency_key).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return model.objects.create(idempotency_key=idempotency_key, **fields)
+    except IntegrityError:  # a concurrent create with the same key committed first
+        return model.objects.get(idempotency_key=idempotency_key)
+
+
+def _same_parameters(row, idempotency_key: str, **expected) -> None:
+    if any(getattr(row, name) != value for name, value in expected.items()):
+        raise ProviderError(
+            f"Idempotency key {idempotency_key!r} was first used with different parameters; use a new key."
+        )
+
+
 class LocalPaymentProvider:
     name = "local"
 
     # --- Payments ----------------------------------------------------------------------------
 
     def create_payment(
-        self, *, amount: Decimal, currency: str, metadata: dict[str, str], description: str = ""
+        self, *, amount: Decimal, currency: str, metadata: dict[str, str], idempotency_key: str, description: str = ""
     ) -> Payment:
         currency = normalise_currency(currency)
         payment_id = provider_id("pi")
-        row = LocalPayment.objects.create(
+        row = _create_once(
+            LocalPayment,
+            idempotency_key,
             id=payment_id,
             amount_minor=to_minor(amount, currency),
             currency=currency,
@@ -128,6 +155,7 @@ class LocalPaymentProvider:
             description=description[:500],
             metadata=_metadata(metadata),
         )
+        _same_parameters(row, idempotency_key, amount_minor=to_minor(amount, currency), currency=currency)
         return _payment(row)
 
     def get_payment(self, payment_id: str) -> Payment:
@@ -175,11 +203,15 @@ class LocalPaymentProvider:
 
     # --- Subscriptions --------------------------------------------------------------------------
 
-    def create_subscription(self, *, customer_email: str, plan: str, metadata: dict[str, str]) -> Subscription:
+    def create_subscription(
+        self, *, customer_email: str, plan: str, metadata: dict[str, str], idempotency_key: str
+    ) -> Subscription:
         if not plan:
             raise ProviderError("A plan is required.")
         now = timezone.now()
-        row = LocalSubscription.objects.create(
+        row = _create_once(
+            LocalSubscription,
+            idempotency_key,
             id=provider_id("sub"),
             customer_email=customer_email,
             plan=plan,
@@ -188,6 +220,7 @@ class LocalPaymentProvider:
             current_period_end=now + PERIOD,
             metadata=_metadata(metadata),
         )
+        _same_parameters(row, idempotency_key, customer_email=customer_email, plan=plan)
         return _subscription(row)
 
     def get_subscription(self, subscription_id: str) -> Subscription:
