@@ -96,10 +96,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Order matters: every request gets an id (for logs and X-Request-ID), the client's address and
+    # Order matters: every request gets an id (for logs and X-Request-ID), a view that cannot get the
+    # database answers 503 (core.dberrors) rather than 500, the client's address and
     # scheme are settled, plain HTTP is refused before anything else runs, then the rate limit is
     # counted, then Django proper.
     "core.middleware.RequestIdMiddleware",
+    "core.middleware.DatabaseUnavailableMiddleware",
     "core.middleware.ClientAddressMiddleware",
     "core.middleware.HttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -138,6 +140,24 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+# How long a request waits for the database before it is answered 503 (core.dberrors): SQLite's busy
+# timeout (waiting for the write lock) and PostgreSQL's connect timeout (a restarting server), in seconds.
+DATABASE_BUSY_TIMEOUT = env.int("DATABASE_BUSY_TIMEOUT", default=20)
+DATABASE_CONNECT_TIMEOUT = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded default serves one multi-threaded web process, a worker and beat from one file.
+    # WAL: readers never block the writer, nor the writer them. IMMEDIATE: every transaction takes the
+    # write lock at BEGIN, so writers queue (up to the busy timeout) instead of failing at once when a
+    # reading transaction tries to write; and no two transactions ever interleave, which is what
+    # select_for_update() (a no-op on SQLite) gives the same code on PostgreSQL.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", DATABASE_BUSY_TIMEOUT)
+    DATABASES["default"]["OPTIONS"].setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
+elif DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A server that is restarting or unreachable fails the request (503) instead of hanging it.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
