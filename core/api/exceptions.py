@@ -9,6 +9,7 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from core import dberrors
 from core.api.validation import RequestValidationError, error
 from core.errors import DomainError
 
@@ -47,6 +48,10 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.default_detail)
         return error_response(exc.status_code, str(detail), code, headers)
     view = context.get("view")
+    unavailable = dberrors.classify(exc)
+    if unavailable is not None:
+        logger.warning("database %s in %s: %s", unavailable.code, type(view).__name__ if view else "API view", exc)
+        return error_response(unavailable.status_code, unavailable.detail, unavailable.code, unavailable.headers())
     logger.exception("Unhandled error in %s", type(view).__name__ if view else "API view", exc_info=exc)
     return error_response(500, "The server failed to process the request.", "server_error")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
 from urllib.parse import parse_qsl
@@ -65,14 +64,18 @@ def test_create_payment_sends_a_manual_capture_intent_in_minor_units():
     fake = FakeStripe({("POST", "/v1/payment_intents"): ok(intent())})
 
     payment = provider(fake).create_payment(
-        amount=Decimal("49.00"), currency="USD", metadata={"task_id": "t1", "bid_id": "b1"}, description="Logo"
+        amount=Decimal("49.00"),
+        currency="USD",
+        metadata={"task_id": "t1", "bid_id": "b1"},
+        idempotency_key="bid-select:b1:0",
+        description="Logo",
     )
 
     [request] = fake.requests
     assert str(request.url) == "https://stripe.test/v1/payment_intents"
     assert request.headers["Authorization"] == "Bearer sk_test_abc"
     assert request.headers["Content-Type"] == "application/x-www-form-urlencoded"
-    uuid.UUID(request.headers["Idempotency-Key"])
+    assert request.headers["Idempotency-Key"] == "bid-select:b1:0"
     assert request.extensions["timeout"]["read"] == 20.0
     assert fake.form(0) == [
         ("amount", "4900"),
@@ -89,14 +92,14 @@ def test_create_payment_sends_a_manual_capture_intent_in_minor_units():
     assert payment.metadata == {"task_id": "t1"}
 
 
-def test_two_creates_use_different_idempotency_keys():
+def test_each_create_sends_the_key_it_is_given():
     fake = FakeStripe({("POST", "/v1/payment_intents"): ok(intent())})
     stripe = provider(fake)
 
-    for _ in range(2):
-        stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={})
+    for key in ("bid-select:b1:0", "bid-select:b2:0"):
+        stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={}, idempotency_key=key)
 
-    assert fake.requests[0].headers["Idempotency-Key"] != fake.requests[1].headers["Idempotency-Key"]
+    assert [r.headers["Idempotency-Key"] for r in fake.requests] == ["bid-select:b1:0", "bid-select:b2:0"]
 
 
 @pytest.mark.parametrize(
@@ -157,7 +160,7 @@ def test_refunding_a_captured_payment_creates_a_refund():
         ("GET", "/v1/payment_intents/pi_123"),
     ]
     assert fake.form(1) == [("payment_intent", "pi_123")]
-    uuid.UUID(fake.requests[1].headers["Idempotency-Key"])
+    assert fake.requests[1].headers["Idempotency-Key"] == "refund:pi_123"  # one refund per payment, however often asked
 
 
 def test_refunding_an_uncaptured_payment_cancels_the_authorisation():
@@ -207,7 +210,7 @@ def test_create_subscription_creates_the_customer_when_there_is_none():
     )
 
     result = provider(fake).create_subscription(
-        customer_email="a@example.com", plan="growth", metadata={"team_id": "tm1"}
+        customer_email="a@example.com", plan="growth", metadata={"team_id": "tm1"}, idempotency_key="team-hire:tm1"
     )
 
     assert [(r.method, r.url.path) for r in fake.requests] == [
@@ -223,7 +226,8 @@ def test_create_subscription_creates_the_customer_when_there_is_none():
         ("payment_behavior", "default_incomplete"),
         ("metadata[team_id]", "tm1"),
     ]
-    assert "Idempotency-Key" in fake.requests[1].headers and "Idempotency-Key" in fake.requests[2].headers
+    assert fake.requests[1].headers["Idempotency-Key"] == "team-hire:tm1:customer"
+    assert fake.requests[2].headers["Idempotency-Key"] == "team-hire:tm1"
     assert result.id == "sub_123"
     assert (result.status, result.cancel_at_period_end) == ("incomplete", False)
     assert result.current_period_end == datetime.fromtimestamp(NOW, tz=UTC)
@@ -238,7 +242,9 @@ def test_create_subscription_reuses_an_existing_customer():
         }
     )
 
-    result = provider(fake).create_subscription(customer_email="a@example.com", plan="growth", metadata={})
+    result = provider(fake).create_subscription(
+        customer_email="a@example.com", plan="growth", metadata={}, idempotency_key="team-hire:tm2"
+    )
 
     assert len(fake.requests) == 2
     assert ("customer", "cus_old") in fake.form(1)
@@ -248,7 +254,9 @@ def test_create_subscription_reuses_an_existing_customer():
 def test_a_plan_without_a_price_is_unavailable_and_sends_nothing():
     fake = FakeStripe({})
     with pytest.raises(ProviderUnavailable, match="STRIPE_PRICE_IDS"):
-        provider(fake).create_subscription(customer_email="a@example.com", plan="enterprise", metadata={})
+        provider(fake).create_subscription(
+            customer_email="a@example.com", plan="enterprise", metadata={}, idempotency_key="team-hire:tm3"
+        )
     assert fake.requests == []
 
 

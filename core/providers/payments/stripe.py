@@ -14,14 +14,19 @@ Subscriptions keep Stripe's words; `incomplete_expired` → canceled and `paused
 
 Errors: a 4xx answer is `ProviderError` (502), except 429 which is `ProviderUnavailable` (503) like
 a timeout or a network failure; a 5xx answer is `ProviderError` (Stripe answered and failed). No
-API key, or no price for a plan, is `ProviderUnavailable`. Every call has a timeout; every create
-sends a fresh `Idempotency-Key`.
+API key, or no price for a plan, is `ProviderUnavailable`. Every call has a timeout.
+
+Every create sends an `Idempotency-Key` derived from the domain operation, never a random one: the
+caller's key for the payment intent and the subscription (`bid-select:<bid id>:<n>`,
+`team-hire:<team id>`), `<that key>:customer` for the customer a subscription creates, and
+`refund:<payment intent id>` for a refund. A create that timed out and is retried with the same key
+gets Stripe's first answer back instead of a second object. (Stripe keeps keys for 24 hours, and
+replays the first answer even when it was an error.)
 """
 
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -143,7 +148,13 @@ class StripePaymentProvider:
     # --- HTTP -------------------------------------------------------------------------------------
 
     def _request(
-        self, method: str, path: str, *, form: Form | None = None, params: Form | None = None, create: bool = False
+        self,
+        method: str,
+        path: str,
+        *,
+        form: Form | None = None,
+        params: Form | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.api_key}"}
         content = None
@@ -151,8 +162,10 @@ class StripePaymentProvider:
             # Encoded here: Stripe's nested keys (metadata[x], items[0][price]) repeat and keep their order.
             content = urlencode(form).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        if create:
-            headers["Idempotency-Key"] = str(uuid.uuid4())
+        if idempotency_key is not None:
+            if not 0 < len(idempotency_key) <= 255:
+                raise ValueError("an Idempotency-Key is 1 to 255 characters")
+            headers["Idempotency-Key"] = idempotency_key
         url = f"{self.base_url}{path}"
         try:
             if self.client is not None:
@@ -194,6 +207,7 @@ class StripePaymentProvider:
         amount: Decimal,
         currency: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         description: str = "",
         payee: str = "",
         success_url: str = "",
@@ -211,7 +225,7 @@ class StripePaymentProvider:
         ]
         if description:
             form.append(("description", description[:1000]))
-        return to_payment(self._request("POST", "/v1/payment_intents", form=form, create=True))
+        return to_payment(self._request("POST", "/v1/payment_intents", form=form, idempotency_key=idempotency_key))
 
     def get_payment(self, payment_id: str) -> Payment:
         return to_payment(self._intent(payment_id))
@@ -228,7 +242,9 @@ class StripePaymentProvider:
         if intent.get("status") == "requires_capture":
             form = [("cancellation_reason", REFUND_CANCELLATION_REASON)]
             return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/cancel", form=form))
-        refund = self._request("POST", "/v1/refunds", form=[("payment_intent", payment_id)], create=True)
+        refund = self._request(
+            "POST", "/v1/refunds", form=[("payment_intent", payment_id)], idempotency_key=f"refund:{payment_id}"
+        )
         if refund.get("status") in ("failed", "canceled"):
             raise ProviderError(f"Stripe did not refund payment {payment_id} ({refund.get('status')}).")
         return to_payment(self._intent(payment_id))
@@ -246,20 +262,21 @@ class StripePaymentProvider:
         customer_email: str,
         plan: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         success_url: str = "",
         cancel_url: str = "",
     ) -> Subscription:
         price = self.price_ids.get(plan)
         if not price:
             raise ProviderUnavailable(f"No Stripe price is configured for plan {plan!r} (STRIPE_PRICE_IDS).")
-        customer = self._customer_for(customer_email)
+        customer = self._customer_for(customer_email, idempotency_key=f"{idempotency_key}:customer")
         form: Form = [
             ("customer", customer),
             ("items[0][price]", price),
             ("payment_behavior", "default_incomplete"),
             *_metadata_form(metadata),
         ]
-        return to_subscription(self._request("POST", "/v1/subscriptions", form=form, create=True))
+        return to_subscription(self._request("POST", "/v1/subscriptions", form=form, idempotency_key=idempotency_key))
 
     def get_subscription(self, subscription_id: str) -> Subscription:
         return to_subscription(self._request("GET", f"/v1/subscriptions/{_safe_id(subscription_id)}"))
@@ -268,12 +285,12 @@ class StripePaymentProvider:
         form = [("cancel_at_period_end", "true" if cancel else "false")]
         return to_subscription(self._request("POST", f"/v1/subscriptions/{_safe_id(subscription_id)}", form=form))
 
-    def _customer_for(self, email: str) -> str:
+    def _customer_for(self, email: str, *, idempotency_key: str) -> str:
         found = self._request("GET", "/v1/customers", params=[("email", email), ("limit", "1")])
         existing = found.get("data") or []
         if existing and isinstance(existing[0], dict) and existing[0].get("id"):
             return existing[0]["id"]
-        created = self._request("POST", "/v1/customers", form=[("email", email)], create=True)
+        created = self._request("POST", "/v1/customers", form=[("email", email)], idempotency_key=idempotency_key)
         if not created.get("id"):
             raise ProviderError("Stripe created a customer without an id.")
         return created["id"]
