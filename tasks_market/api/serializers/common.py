@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api.fields import URL_PATTERN
 from core.api.validation import GreaterThan
 from core.outbound import UnsafeURL, check_url
 from tasks_market.models import Artefact
@@ -62,11 +63,6 @@ def whole_amounts_in(amount: str, currency: str) -> dict:
         "if": {"properties": {currency: {"const": "jpy"}}, "required": [currency]},
         "then": {"properties": {amount: {"multipleOf": 1}}},
     }
-
-
-# What Django's URLValidator takes, as a schema pattern: http(s), a host with a top-level domain (or an IPv4
-# address) of at most 253 characters, an optional port and path.
-URL_PATTERN = r"^https?://(?=[^/:]{1,253}(?:[:/]|$))(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?::[0-9]{1,5})?(?:/[!-~]*)?$"
 
 
 def safe_endpoint(value: str) -> str:
