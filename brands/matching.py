@@ -136,6 +136,30 @@ def _segments(n: int) -> tuple[tuple[int, int, int], ...] | None:
     return tuple(out)
 
 
+@cache
+def _probes(la: int) -> tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...]:
+    """For a query of length la: each partner length lb with the (part, start, end) slices of the
+    query to look up among that length's parts. Part i of a partner can only be the first untouched
+    one when the i parts before it hold an edit each, so at most k - i edits follow it and its shift
+    is within k - i of the length difference (and within the slack overall)."""
+    out = []
+    for lb in _partner_lengths(la):
+        segments, delta, k = _segments(lb), la - lb, _max_distance(la, lb)
+        if abs(delta) > k:
+            continue
+        probes = []
+        if segments is not None:
+            slack = (k - abs(delta)) // 2  # shifts beyond it need more edits than k
+            low, high = min(0, delta) - slack, max(0, delta) + slack
+            for i, start, length in segments[: k + 1]:
+                first_low = max(low, -i, delta - (k - i))
+                first_high = min(high, i, delta + (k - i))
+                for pos in range(max(0, start + first_low), min(la - length, start + first_high) + 1):
+                    probes.append((i, pos, pos + length))
+        out.append((lb, tuple(probes)))
+    return tuple(out)
+
+
 class NameIndex:
     """The normalised names of a set of rows, answering "does this name duplicate one of them?".
 
@@ -174,40 +198,35 @@ class NameIndex:
         for i, start, length in segments:
             self._parts.setdefault((n, i, sorted_key[start : start + length]), []).append(sorted_key)
 
-    def _candidates(self, query: str) -> list[str]:
-        la = len(query)
-        parts, found = self._parts, []
-        for lb in _partner_lengths(la):
+    def _buckets(self, query: str) -> list[list[str]]:
+        """The buckets of indexed keys that may reach the threshold with the query (a key can be in
+        several of them): the short keys of each compatible length, and each bucket of parts the
+        query holds at an offset a partner's part can move to."""
+        parts, short, found = self._parts, self._short, []
+        for lb, probes in _probes(len(query)):
             if lb not in self._lengths:
                 continue
-            found += self._short.get(lb, ())
-            segments = _segments(lb)
-            if segments is None:
-                continue
-            delta = la - lb
-            k = _max_distance(la, lb)
-            if abs(delta) > k:
-                continue
-            slack = (k - abs(delta)) // 2  # shifts beyond it need more edits than k
-            low, high = min(0, delta) - slack, max(0, delta) + slack
-            for i, start, length in segments[: k + 1]:
-                # Look for the first untouched part: the i parts before it hold an edit each, so at
-                # most k - i edits follow it, and its shift is within k - i of the length difference.
-                first_low, first_high = max(low, delta - (k - i)), min(high, delta + (k - i))
-                for pos in range(max(0, start + first_low), min(la - length, start + first_high) + 1):
-                    bucket = parts.get((lb, i, query[pos : pos + length]))
-                    if bucket:
-                        found += bucket
+            if lb in short:
+                found.append(short[lb])
+            for i, pos, end in probes:
+                bucket = parts.get((lb, i, query[pos:end]))
+                if bucket:
+                    found.append(bucket)
         return found
 
     def match(self, key: str) -> str | None:
-        """The key of an indexed name this one duplicates, or None."""
+        """The key of an indexed name this one duplicates (the first found), or None.
+
+        Each candidate bucket is scored whole by rapidfuzz in C (`extractOne` with the cut-off), so
+        Python's work per query is the number of look-ups, not the number of candidates: names that
+        share a trade word ("... Running") fill the same buckets, and those grow with the index."""
         sorted_key = _sorted_tokens(key)
         if sorted_key in self._keys:
             return self._keys[sorted_key]
-        candidates = list(dict.fromkeys(self._candidates(sorted_key)))
-        if not candidates:
+        buckets = self._buckets(sorted_key)
+        if not buckets:
             return None
+        candidates = buckets[0] if len(buckets) == 1 else set().union(*buckets)
         found = process.extractOne(
             sorted_key, candidates, scorer=fuzz.ratio, processor=None, score_cutoff=MATCH_THRESHOLD
         )
