@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from functools import cache
 from urllib.parse import urlsplit
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import process
+from rapidfuzz.distance import Indel
 
 MATCH_THRESHOLD = 90
 
@@ -198,39 +199,34 @@ class NameIndex:
         for i, start, length in segments:
             self._parts.setdefault((n, i, sorted_key[start : start + length]), []).append(sorted_key)
 
-    def _buckets(self, query: str) -> list[list[str]]:
-        """The buckets of indexed keys that may reach the threshold with the query (a key can be in
-        several of them): the short keys of each compatible length, and each bucket of parts the
-        query holds at an offset a partner's part can move to."""
-        parts, short, found = self._parts, self._short, []
-        for lb, probes in _probes(len(query)):
-            if lb not in self._lengths:
+    def match(self, key: str) -> str | None:
+        """The key of an indexed name this one duplicates (the first found), or None.
+
+        For each compatible length, the buckets the query's slices hit are scored together by
+        rapidfuzz in C (`extractOne`, Indel distance with that length's cut-off: ratio >= 90 exactly
+        when 10·d <= la + lb), so Python's work per query is the number of look-ups, not the number
+        of candidates."""
+        query = _sorted_tokens(key)
+        if query in self._keys:
+            return self._keys[query]
+        parts, short, lengths, la = self._parts, self._short, self._lengths, len(query)
+        for lb, probes in _probes(la):
+            if lb not in lengths:
                 continue
-            if lb in short:
-                found.append(short[lb])
+            found = [short[lb]] if lb in short else []
             for i, pos, end in probes:
                 bucket = parts.get((lb, i, query[pos:end]))
                 if bucket:
                     found.append(bucket)
-        return found
-
-    def match(self, key: str) -> str | None:
-        """The key of an indexed name this one duplicates (the first found), or None.
-
-        Each candidate bucket is scored whole by rapidfuzz in C (`extractOne` with the cut-off), so
-        Python's work per query is the number of look-ups, not the number of candidates: names that
-        share a trade word ("... Running") fill the same buckets, and those grow with the index."""
-        sorted_key = _sorted_tokens(key)
-        if sorted_key in self._keys:
-            return self._keys[sorted_key]
-        buckets = self._buckets(sorted_key)
-        if not buckets:
-            return None
-        candidates = buckets[0] if len(buckets) == 1 else set().union(*buckets)
-        found = process.extractOne(
-            sorted_key, candidates, scorer=fuzz.ratio, processor=None, score_cutoff=MATCH_THRESHOLD
-        )
-        return self._keys[found[0]] if found else None
+            if not found:
+                continue
+            candidates = found[0] if len(found) == 1 else set().union(*found)
+            hit = process.extractOne(
+                query, candidates, scorer=Indel.distance, processor=None, score_cutoff=_max_distance(la, lb)
+            )
+            if hit:
+                return self._keys[hit[0]]
+        return None
 
     def __contains__(self, key: str) -> bool:
         return self.match(key) is not None
