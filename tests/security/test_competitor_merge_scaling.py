@@ -1,7 +1,7 @@
 """Issue 14 row 11: the competitor merge no longer grows quadratically with brand-kit names.
 
 Before, every kit name added to the index rebuilt its length windows and every look-up scanned all
-keys of compatible length: 8,000 names cost ~13x what 2,000 did. Now Python's work per name is a
+keys of compatible length: 8,000 names cost ~10x what 2,000 did (issue 14: 1,000 names 0.10 s, 8,000 2.69 s). Now Python's work per name is a
 bounded number of look-ups (brands.matching.NameIndex); the candidates scored in C still grow with
 names that share a trade word. The merge itself (brands.selectors.competitors.merge_kit_names, a
 pure function) is timed on the bench's company-like names (two or three syllables, a trade word, a
