@@ -1,16 +1,17 @@
 """Issue 14 row 11: the competitor merge no longer grows quadratically with brand-kit names.
 
 Before, every kit name added to the index rebuilt its length windows and every look-up scanned all
-keys of compatible length: 8,000 names cost ~10x what 2,000 did (issue 14: 1,000 names 0.10 s, 8,000 2.69 s). Now Python's work per name is a
-bounded number of look-ups (brands.matching.NameIndex); the candidates scored in C still grow with
-names that share a trade word. The merge itself (brands.selectors.competitors.merge_kit_names, a
-pure function) is timed on the bench's company-like names (two or three syllables, a trade word, a
-legal suffix; many near-duplicates) with the same 2,000 discovered rows, as CPU time
-(`time.process_time`), the fastest of seven interleaved runs of each size so that a busy machine
-slows neither more than the other.
+keys of compatible length: 8,000 names cost ~10x what 2,000 did (issue 14: 1,000 names 0.10 s, 8,000
+2.69 s). Now Python's work per name is a bounded number of look-ups (brands.matching.NameIndex); the
+candidates scored in C still grow with names that share a trade word. The merge itself
+(brands.selectors.competitors.merge_kit_names, a pure function) is timed on the bench's company-like
+names (two or three syllables, a trade word, a legal suffix; many near-duplicates) with the same
+2,000 discovered rows, as CPU time (`time.process_time`), the fastest of seven interleaved runs of
+each size so that a busy machine slows neither more than the other.
 
-The issue asks for less than 4x; this measures 3.9-4.5x on a loaded 2-core machine (bench/RESULTS.md),
-so the bound here is 5x, which a return to quadratic growth fails (a plain scan in C measures ~6x).
+The issue asks for less than 4x; this measures 3.9-4.5x on a loaded 2-core machine
+(bench/RESULTS.md), so the bound here is 5x, which a return to quadratic growth fails (a plain scan
+in C measures ~6x).
 """
 
 from __future__ import annotations
