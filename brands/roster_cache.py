@@ -10,7 +10,9 @@ the last committed write:
   concurrent transaction was about to change is stored under the old generation, which nobody asks
   for once that transaction has committed and bumped it;
 - a generation is a random token, not a counter: a lost or evicted token only makes the next read
-  rebuild.
+  rebuild;
+- a brand has one slot per list (active, removed) holding (generations, bytes): a write does not
+  leave the old body behind under an old key, so the cache holds at most one roster per brand and list.
 
 Who bumps: ORM saves and deletes of Brand, BrandKit, BrandCompetitor, TrackedGroup, CompetitorSeed
 and Advertiser deletes (brands.signals, so the admin and cascades are covered too), and the
@@ -23,6 +25,7 @@ accept it (the roster holds no secrets, so compressing it gives BREACH nothing t
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from uuid import UUID
 
 from django.conf import settings
@@ -69,28 +72,45 @@ def _generations(brand_id: UUID) -> tuple[str, str]:
     return found[keys[0]], found[keys[1]]
 
 
-def roster_key(brand_id: UUID, *, removed: bool) -> str:
-    """The cache key of the brand's roster at the current generations (read before the database)."""
+@dataclass(frozen=True)
+class RosterSlot:
+    """Where a brand's roster lives in the cache and the generations it must carry to be current.
+    One slot per brand and list (active, removed): a new generation overwrites the old body instead of
+    leaving it behind, so a busy writer cannot fill the cache with old rosters."""
+
+    key: str
+    stamp: str
+
+
+def roster_slot(brand_id: UUID, *, removed: bool) -> RosterSlot:
+    """The brand's roster slot at the current generations (take it before reading the database)."""
     own, shared = _generations(brand_id)
-    return f"roster:{brand_id}:{'removed' if removed else 'active'}:{own}:{shared}"
+    return RosterSlot(key=f"roster:{brand_id}:{'removed' if removed else 'active'}", stamp=f"{own}:{shared}")
 
 
 GZIP_MIN_BYTES = 1024  # smaller bodies go out plain
 
 
-def cached_bytes(key: str, build, *, gzip: bool = False) -> bytes | None:
-    """The bytes under `key`, built (and stored) on a miss. With `gzip`, the compressed copy, made
-    from the plain one once per generation, or None when the body is too small to be worth it."""
+def _get(key: str, stamp: str) -> bytes | None:
+    found = cache.get(key)
+    return found[1] if isinstance(found, tuple) and found[0] == stamp else None
+
+
+def cached_bytes(slot: RosterSlot, build, *, gzip: bool = False) -> bytes | None:
+    """The roster's bytes, built (and stored) when the slot holds none of this generation. With
+    `gzip`, the compressed copy, made from the plain one once per generation, or None when the body
+    is too small to be worth it. A reader that took an older stamp may overwrite a newer body; the
+    next reader then finds the stamps differ and builds again, so nothing stale is ever served."""
     timeout = settings.COMPETITOR_ROSTER_CACHE_SECONDS
     if gzip:
-        body = cache.get(key + ":gz")
+        body = _get(slot.key + ":gz", slot.stamp)
         if body is None:
-            plain = cached_bytes(key, build)
+            plain = cached_bytes(slot, build)
             body = compress_string(plain) if len(plain) >= GZIP_MIN_BYTES else b""
-            cache.set(key + ":gz", body, timeout)
+            cache.set(slot.key + ":gz", (slot.stamp, body), timeout)
         return body or None
-    body = cache.get(key)
+    body = _get(slot.key, slot.stamp)
     if body is None:
         body = build()
-        cache.set(key, body, timeout)
+        cache.set(slot.key, (slot.stamp, body), timeout)
     return body

@@ -13,10 +13,11 @@ import json
 import threading
 
 import pytest
+from django.core.cache import cache
 from django.db import connection, transaction
 
 from brands.models import Advertiser, BrandCompetitor, BrandKit, CompetitorSeed
-from brands.roster_cache import roster_key
+from brands.roster_cache import roster_slot
 from brands.services.brands import brand_kit_update
 from brands.services.competitors import competitors_discover
 from tests.brands.factories import AdvertiserFactory, BrandFactory, BrandKitFactory, CompetitorSeedFactory
@@ -50,6 +51,16 @@ def test_a_second_read_comes_from_the_cache(alice_api, brand, django_assert_max_
     assert second.content == first.content
     assert second["Content-Type"] == "application/json"
     assert "X-RateLimit-Remaining" in second  # the middleware still adds its headers
+
+
+def test_a_write_replaces_the_cached_roster_instead_of_adding_one(alice_api, brand):
+    roster(alice_api, brand)
+    alice_api.post(url(brand), {"name": "Hooli"})
+    roster(alice_api, brand)
+
+    stamp, body = cache.get(roster_slot(brand.id, removed=False).key)
+    assert stamp == roster_slot(brand.id, removed=False).stamp
+    assert b"Hooli" in body
 
 
 # --- No stale roster after any write ----------------------------------------------------------------
@@ -208,10 +219,10 @@ def test_a_read_from_another_connection_during_a_write_is_not_served_after_it_co
         reader = threading.Thread(target=read_elsewhere, args=(during,))
         reader.start()
         reader.join()
-        key_while_open = roster_key(brand.id, removed=False)
+        stamp_while_open = roster_slot(brand.id, removed=False).stamp
 
     assert [r["name"] for r in during[0]] == ["Initech"]  # the other connection saw the committed rows
-    assert roster_key(brand.id, removed=False) != key_while_open  # bumped again on commit
+    assert roster_slot(brand.id, removed=False).stamp != stamp_while_open  # bumped again on commit
     assert [r["name"] for r in client.get(url(brand)).json()] == ["Umbrella"]
 
 
