@@ -324,6 +324,14 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# --- Brands ------------------------------------------------------------------------------------------
+
+# Competitor names across all of one brand's kits (each kit holds at most 1,000): the roster merges
+# every one of them on each change (docs/decisions.md, "Competitors").
+BRAND_KIT_NAMES_PER_BRAND_MAX = env.int("BRAND_KIT_NAMES_PER_BRAND_MAX", default=2000)
+# How long a merged roster stays in the cache; writes make it stale at once (brands.roster_cache).
+COMPETITOR_ROSTER_CACHE_SECONDS = env.int("COMPETITOR_ROSTER_CACHE_SECONDS", default=24 * 3600)
+
 # --- Rate limiting ---------------------------------------------------------------------------------
 
 RATELIMIT_USE_CACHE = "ratelimit" if "ratelimit" in CACHES else "default"

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from core import dberrors
 from core.api.validation import RequestValidationError, error
-from core.errors import DomainError
+from core.errors import DomainError, InputRejected
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +27,10 @@ def validation_response(errors: list[dict]) -> Response:
 def exception_handler(exc: Exception, context: dict) -> Response:
     if isinstance(exc, RequestValidationError):
         return validation_response(exc.errors)
+    if isinstance(exc, InputRejected):
+        return validation_response(
+            [error("value_error", exc.loc, f"Value error, {exc.message}", ctx={"error": exc.message})]
+        )
     if isinstance(exc, DomainError):
         return error_response(exc.status_code, exc.message, exc.code)
     if isinstance(exc, Http404):

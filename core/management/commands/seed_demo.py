@@ -33,6 +33,7 @@ from assistant.models import AssistantMessage
 from assistant.services import assistant_message_send
 from brands.matching import normalize_name
 from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
+from brands.roster_cache import roster_changed, shared_competitors_changed
 from brands.selectors.competitors import seed_row_id
 from brands.services.brands import brand_create, brand_kit_create
 from scrapers.models import Snapshot
@@ -190,6 +191,8 @@ class Command(BaseCommand):
         for start in range(0, len(missing), SEED_BATCH):
             batch = missing[start : start + SEED_BATCH]
             with transaction.atomic():
+                shared_competitors_changed()  # bulk writes send no signals: the cached roster goes stale
+                roster_changed(brand.id)
                 seeds = CompetitorSeed.objects.bulk_create([self._seed(brand, names[key], rnd) for key in batch])
                 BrandCompetitor.objects.bulk_create(
                     [
