@@ -45,6 +45,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     started = getattr(item, "funcargs", {}).get("server")
     if report.failed and isinstance(started, Server):
+        report.sections.append((f"server errors ({started.shape}: {started.log_path})", started.log_errors()))
         report.sections.append((f"server log tail ({started.shape}: {started.log_path})", started.log_tail(120)))
 
 

@@ -127,6 +127,15 @@ class Server:
             return "(no server log)"
         return "\n".join(text.splitlines()[-lines:])
 
+    def log_errors(self, lines: int = 40) -> str:
+        """The last error lines of the server's output (the tail is often the worker's chatter)."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no server log)"
+        marks = ("ERROR", "Error", "Traceback", "OperationalError", '" 5')
+        return "\n".join([line for line in text.splitlines() if any(m in line for m in marks)][-lines:])
+
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
 
