@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8443
 PYTEST_ARGS ?=
+SPECTRAL := tools/openapi-lint/node_modules/.bin/spectral
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: run serve bench profile test lint format check clean browser-deps
@@ -36,7 +37,7 @@ profile: $(VENV)/.deps-dev
 	$(PY) scripts/testenv.py -- $(PY) bench/profile.py $(PROFILE_ARGS)
 
 ## test: the whole suite on throw-away PostgreSQL and Redis (installed with apt-get when absent)
-test: $(VENV)/.deps-dev browser-deps
+test: $(VENV)/.deps-dev browser-deps $(SPECTRAL)
 	$(PY) scripts/testenv.py -- $(PY) -m pytest $(PYTEST_ARGS)
 
 ## lint: ruff
@@ -67,5 +68,13 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium"; apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver </dev/null; }
 
+# Spectral lints the served /openapi.json with its `spectral:oas` ruleset (tests/test_openapi_lint.py); pinned by
+# tools/openapi-lint/package-lock.json. Node.js and npm come from Debian when absent.
+$(SPECTRAL): tools/openapi-lint/package.json tools/openapi-lint/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "installing nodejs and npm"; apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm </dev/null; }
+	cd tools/openapi-lint && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache tools/openapi-lint/node_modules

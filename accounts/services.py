@@ -12,6 +12,11 @@ from datetime import timedelta
 from django.contrib.auth.password_validation import validate_password
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from rest_framework import exceptions
+from rest_framework_simplejwt.exceptions import TokenError
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
+from rest_framework_simplejwt.tokens import RefreshToken
+from rest_framework_simplejwt.utils import datetime_from_epoch
 
 from accounts.models import ApiKey, User
 from core.errors import Conflict, NotFound
@@ -27,15 +32,61 @@ class EmailTaken(Conflict):
     default_message = "A user with this e-mail address already exists."
 
 
-def user_create(*, email: str, password: str, is_staff: bool = False, credits: int = 0) -> User:
+def user_create(*, email: str, password: str, is_staff: bool = False, credits: int | None = None) -> User:
+    """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger."""
+    from assistant.services import credits_grant_signup
+
     email = email.strip().lower()
     if User.objects.filter(email__iexact=email).exists():
         raise EmailTaken()
     try:
         with transaction.atomic():
-            return User.objects.create_user(email, password, is_staff=is_staff, is_superuser=is_staff, credits=credits)
+            user = User.objects.create_user(
+                email, password, is_staff=is_staff, is_superuser=is_staff, credits=credits or 0
+            )
+            if credits is None:
+                credits_grant_signup(user=user)
+                user.refresh_from_db(fields=["credits"])
+            return user
     except IntegrityError as exc:  # a concurrent registration won the race
         raise EmailTaken() from exc
+
+
+class RefreshTokenRefused(exceptions.AuthenticationFailed):
+    default_detail = "The refresh token is invalid, used or expired."
+
+
+def refresh_token_rotate(*, raw: str) -> RefreshToken:
+    """Spend a refresh token and return its successor; a token is spent at most once.
+
+    simplejwt's own rotation checks the blacklist and then blacklists with `get_or_create`, so N
+    concurrent refreshes of one token all pass. Here the spend is one INSERT into BlacklistedToken,
+    whose `token` is unique (a one-to-one): of N concurrent requests exactly one inserts, every other
+    gets an IntegrityError and a 401. That holds on PostgreSQL and SQLite alike.
+    """
+    try:
+        refresh = RefreshToken(raw)  # signature, expiry, type and the blacklist (the cheap early refusal)
+    except TokenError as exc:
+        raise RefreshTokenRefused() from exc
+    user = User.objects.filter(pk=refresh.payload.get("user_id"), is_active=True).first()
+    if user is None:
+        raise RefreshTokenRefused()
+    outstanding, _ = OutstandingToken.objects.get_or_create(
+        jti=refresh.payload["jti"],
+        defaults={
+            "user": user,
+            "created_at": refresh.current_time,
+            "token": raw,
+            "expires_at": datetime_from_epoch(refresh.payload["exp"]),
+        },
+    )
+    try:
+        with transaction.atomic():
+            BlacklistedToken.objects.create(token=outstanding)
+    except IntegrityError as exc:  # spent already, maybe a moment ago by a concurrent request
+        raise RefreshTokenRefused() from exc
+    successor = RefreshToken.for_user(user)  # a new jti, recorded as outstanding
+    return successor
 
 
 def password_problems(*, password: str, email: str | None = None) -> list[str]:

@@ -3,3 +3,6 @@ from django.apps import AppConfig
 
 class AssistantConfig(AppConfig):
     name = "assistant"
+
+    def ready(self) -> None:
+        from assistant import handlers  # noqa: F401 - registers the credit top-up payment event handlers

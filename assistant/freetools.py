@@ -8,17 +8,15 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from rest_framework import serializers
 
 from assistant.catalogue import CHANNELS, OBJECTIVES
 from assistant.providers.llm import get_llm_provider
 from core.errors import ProviderError
-from core.outbound import UnsafeURL, fetch
+from core.outbound import OutboundError, UnsafeURL, fetch
 from core.pagefacts import extract_page_facts
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
-PAGE_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 TOOL_MAX_TOKENS = 1200
 
 
@@ -164,19 +162,18 @@ def taglines_generate(*, brand_name: str, description: str, tone: str, count: in
 
 
 def website_facts(*, url: str) -> dict[str, Any]:
-    """Fetch the page (SSRF-safe: private addresses refused unless allowed, every redirect re-checked,
-    10 s timeout, 2 MiB cap) and read its facts. Raises core.outbound.UnsafeURL or PageUnavailable.
+    """Fetch the page (core.outbound: private addresses refused unless allowed, the call pinned to the
+    checked address, every redirect re-checked, OUTBOUND_PAGE_DEADLINE_SECONDS in all, 2 MiB cap)
+    and read its facts. Raises core.outbound.UnsafeURL or PageUnavailable.
     """
     try:
-        page = fetch(url, schemes=("http", "https"), max_bytes=MAX_PAGE_BYTES, timeout=PAGE_TIMEOUT)
+        page = fetch(url, schemes=("http", "https"), max_bytes=MAX_PAGE_BYTES)
     except UnsafeURL:
         raise
-    except httpx.TimeoutException as exc:
-        raise PageUnavailable("The website did not answer in time.") from exc
-    except httpx.HTTPError as exc:
+    except OutboundError as exc:
+        if "timed out" in str(exc):
+            raise PageUnavailable("The website did not answer in time.") from exc
         raise PageUnavailable("The website could not be reached.") from exc
-    except (httpx.InvalidURL, UnicodeError) as exc:
-        raise PageUnavailable("The URL is malformed.") from exc
     if not 200 <= page.status_code < 300:
         raise PageUnavailable(f"The website answered HTTP {page.status_code}.")
     content_type = page.headers.get("content-type", "").split(";", 1)[0].strip().lower()

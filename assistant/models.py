@@ -80,6 +80,8 @@ class CreditTransaction(models.Model):
     """The credit ledger: every change of a user's balance, with the balance it left and why."""
 
     class Kind(models.TextChoices):
+        GRANT = "grant", "Grant on registration"
+        PURCHASE = "purchase", "Purchase of a credit pack"
         IMAGE_GENERATION = "image_generation", "Image generation"
         IMAGE_REFUND = "image_refund", "Refund of a failed image generation"
         ADJUSTMENT = "adjustment", "Adjustment by staff"
@@ -108,3 +110,33 @@ class CreditTransaction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.delta:+d} for {self.user_id} ({self.kind})"
+
+
+class CreditTopUp(models.Model):
+    """A credit pack bought through the payment provider. Its credits are added once, when the payment succeeds."""
+
+    class Status(models.TextChoices):
+        REQUIRES_PAYMENT = "requires_payment", "Requires payment"
+        SUCCEEDED = "succeeded", "Succeeded (credited)"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credit_top_ups")
+    pack = models.CharField(max_length=40)
+    credits = models.PositiveIntegerField()
+    provider = models.CharField(max_length=20)
+    provider_payment_id = models.CharField(max_length=255, unique=True)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.REQUIRES_PAYMENT)
+    client_secret = models.CharField(max_length=255, blank=True)
+    checkout_url = models.URLField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    credited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.pack} ({self.credits} credits) for {self.user_id}: {self.status}"

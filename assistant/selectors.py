@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from accounts.models import User
 from assistant.models import AssistantMessage, CreditTransaction
 from core.api.pagination import page
@@ -18,4 +20,9 @@ def credit_balance(*, user: User) -> int:
 
 
 def credit_transactions(*, user: User):
-    return CreditTransaction.objects.filter(user=user).order_by("-created_at")
+    """The user's ledger, newest first."""
+    return CreditTransaction.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+def credit_packs() -> list[dict]:
+    return list(settings.CREDIT_PACKS)

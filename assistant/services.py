@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -15,11 +16,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from assistant.models import Assistant, AssistantMessage, CreditTransaction, ImageGeneration
+from assistant.models import Assistant, AssistantMessage, CreditTopUp, CreditTransaction, ImageGeneration
 from assistant.providers.images import get_image_provider
 from assistant.providers.llm import ChatMessage, get_llm_provider
 from assistant.registry import IMAGE_MODELS, default_model, get_model
-from core.errors import InsufficientCredits
+from core.errors import InsufficientCredits, NotFound
+from core.providers.payments import get_payment_provider
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +143,90 @@ def credits_adjust(*, user: User, delta: int, reason: str, actor: User | None = 
     return _credit_apply(
         user_id=user.pk, delta=delta, kind=CreditTransaction.Kind.ADJUSTMENT, reason=reason.strip(), actor=actor
     )
+
+
+@transaction.atomic
+def credits_grant_signup(*, user: User) -> CreditTransaction | None:
+    """The SIGNUP_CREDITS a new account starts with, written to its ledger as a grant (none when 0)."""
+    amount = settings.SIGNUP_CREDITS
+    if amount <= 0:
+        return None
+    return _credit_apply(
+        user_id=user.pk, delta=amount, kind=CreditTransaction.Kind.GRANT, reason=f"Welcome: {amount} credits"
+    )
+
+
+def credit_pack(pack_id: str) -> dict[str, Any]:
+    for pack in settings.CREDIT_PACKS:
+        if pack["id"] == pack_id:
+            return pack
+    raise NotFound("No such credit pack.")
+
+
+def credit_top_up_start(*, user: User, pack: str, success_url: str = "", cancel_url: str = "") -> CreditTopUp:
+    """Create the payment for a credit pack at the provider; its credits come when the payment succeeds.
+
+    The top-up row is written after the provider answered (no transaction is held open over the call);
+    the payer needs its `checkout_url` to pay, so no event can arrive before the row exists.
+    """
+    chosen = credit_pack(pack)
+    top_up_id = uuid.uuid4()
+    provider = get_payment_provider()
+    # TODO(merge i13-core): idempotency_key=f"credit_top_up:{top_up_id}"
+    payment = provider.create_payment(
+        amount=chosen["price"],
+        currency=chosen["currency"],
+        metadata={"kind": "credit_top_up", "top_up_id": str(top_up_id), "user_id": str(user.pk), "pack": pack},
+        description=f"{chosen['credits']} image-generation credits ({pack} pack)",
+        success_url=success_url,
+        cancel_url=cancel_url,
+    )
+    return CreditTopUp.objects.create(
+        id=top_up_id,
+        user=user,
+        pack=pack,
+        credits=chosen["credits"],
+        provider=provider.name,
+        provider_payment_id=payment.id,
+        amount=payment.amount,
+        currency=payment.currency,
+        client_secret=payment.client_secret,
+        checkout_url=payment.checkout_url,
+    )
+
+
+@transaction.atomic
+def credit_top_up_apply_succeeded(*, provider_payment_id: str) -> CreditTopUp | None:
+    """The pack is paid: add its credits, exactly once.
+
+    The conditional UPDATE on the top-up's status decides: of concurrent or repeated events one moves
+    it to succeeded and credits; the others wait on the row, find it succeeded and change nothing. A
+    payment that had failed and is then paid (a retry at the provider) is credited too.
+    """
+    open_states = (CreditTopUp.Status.REQUIRES_PAYMENT, CreditTopUp.Status.FAILED)
+    claimed = CreditTopUp.objects.filter(provider_payment_id=provider_payment_id, status__in=open_states).update(
+        status=CreditTopUp.Status.SUCCEEDED, credited_at=timezone.now()
+    )
+    top_up = CreditTopUp.objects.filter(provider_payment_id=provider_payment_id).first()
+    if top_up is None:
+        logger.info("payment_intent.succeeded for unknown top-up payment %s ignored", provider_payment_id)
+        return None
+    if claimed:
+        _credit_apply(
+            user_id=top_up.user_id,
+            delta=top_up.credits,
+            kind=CreditTransaction.Kind.PURCHASE,
+            reason=f"Bought the {top_up.pack} pack ({top_up.amount} {top_up.currency.upper()})",
+            reference=str(top_up.id),
+        )
+    return top_up
+
+
+def credit_top_up_apply_failed(*, provider_payment_id: str) -> None:
+    """The payment failed: nothing is credited. A succeeded top-up is never rolled back by a late event."""
+    CreditTopUp.objects.filter(
+        provider_payment_id=provider_payment_id, status=CreditTopUp.Status.REQUIRES_PAYMENT
+    ).update(status=CreditTopUp.Status.FAILED)
 
 
 # --- Image generation -------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ class TrackedGroupMemberInline(admin.TabularInline):
     model = TrackedGroupMember
     extra = 0
     raw_id_fields = ("advertiser",)
-    fields = ("advertiser", "module", "added_at")
+    fields = ("advertiser", "display_name", "module", "added_at")
     readonly_fields = ("added_at",)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
 from urllib.parse import urlsplit
 
 from rapidfuzz import fuzz, process
@@ -106,48 +107,105 @@ def _sorted_tokens(key: str) -> str:
     return " ".join(sorted(key.split()))
 
 
-def _could_match(a: int, b: int) -> bool:
-    """Whether strings of lengths a and b can reach MATCH_THRESHOLD at all: the Indel ratio is at
-    most 2·min/(a+b), so far apart lengths are skipped without scoring."""
-    return 200 * min(a, b) >= MATCH_THRESHOLD * (a + b)
+@cache
+def _partner_lengths(n: int) -> range:
+    """The lengths m a string of length n can reach MATCH_THRESHOLD with: the Indel ratio is at most
+    2·min/(n+m), so 200·min(n, m) >= 90·(n+m), i.e. 9n/11 <= m <= 11n/9."""
+    return range(-(-9 * n // 11), 11 * n // 9 + 1)
+
+
+def _max_distance(a: int, b: int) -> int:
+    """The largest Indel distance (insertions + deletions) at which strings of lengths a and b still
+    reach the threshold: ratio = 100·(1 - d/(a+b)) >= 90 exactly when 10·d <= a+b."""
+    return (a + b) // 10
+
+
+@cache
+def _segments(n: int) -> tuple[tuple[int, int, int], ...] | None:
+    """(part, start, length) of the k+1 even parts a string of length n is indexed by, where k is the
+    largest distance any partner of it may be at; None when it is too short to split."""
+    parts = _max_distance(n, _partner_lengths(n)[-1]) + 1
+    if parts > n:
+        return None
+    short, longer = divmod(n, parts)
+    out, start = [], 0
+    for i in range(parts):
+        length = short + (1 if i >= parts - longer else 0)
+        out.append((i, start, length))
+        start += length
+    return tuple(out)
 
 
 class NameIndex:
     """The normalised names of a set of rows, answering "does this name duplicate one of them?".
 
-    Exact keys are a dict look-up. Only a name without an exact hit is scored, with rapidfuzz in C
-    (`extractOne` with a score cut-off) and only against keys whose length can reach the
-    threshold. `token_sort_ratio(a, b)` equals `ratio` of the token-sorted strings, so keys are
-    token-sorted once here instead of on every comparison.
+    Exact keys are a dict look-up. Only a name without an exact hit is scored, and only against the
+    indexed keys that can reach the threshold, found without scanning (a partition filter, as in
+    PassJoin): a key of length n is cut into k+1 parts, k the largest Indel distance any partner may
+    be at. A string within distance d <= k of it leaves at least one part untouched (each insertion
+    or deletion falls into one part), and that part appears in the string at its own offset moved
+    by the insertions minus deletions before it. So a query looks up, for each compatible length and
+    part, the few substrings of itself at those offsets; the keys found are scored with rapidfuzz in
+    C (`extractOne` with the cut-off). Adding a key is k+1 dict appends; nothing is rebuilt, so
+    building an index of n names and querying it n times is about linear in n for names that are
+    not near-copies of each other (issue 14 row 11). `token_sort_ratio(a, b)` equals `ratio` of the
+    token-sorted strings, so keys are token-sorted once here instead of on every comparison.
     """
 
     def __init__(self, keys: Iterable[str] = ()) -> None:
         self._keys: dict[str, str] = {}  # token-sorted key -> key as added
-        self._by_length: dict[int, list[str]] = {}
-        self._windows: dict[int, list[str]] = {}
+        self._parts: dict[tuple[int, int, str], list[str]] = {}  # (length, part, text) -> keys
+        self._short: dict[int, list[str]] = {}  # length -> keys too short to split
+        self._lengths: set[int] = set()
         for key in keys:
             self.add(key)
 
     def add(self, key: str) -> None:
         sorted_key = _sorted_tokens(key)
-        if sorted_key not in self._keys:
-            self._keys[sorted_key] = key
-            self._by_length.setdefault(len(sorted_key), []).append(sorted_key)
-            self._windows.clear()
+        if sorted_key in self._keys:
+            return
+        self._keys[sorted_key] = key
+        n = len(sorted_key)
+        self._lengths.add(n)
+        segments = _segments(n)
+        if segments is None:
+            self._short.setdefault(n, []).append(sorted_key)
+            return
+        for i, start, length in segments:
+            self._parts.setdefault((n, i, sorted_key[start : start + length]), []).append(sorted_key)
 
-    def _window(self, length: int) -> list[str]:
-        window = self._windows.get(length)
-        if window is None:
-            window = [k for n, keys in self._by_length.items() if _could_match(length, n) for k in keys]
-            self._windows[length] = window
-        return window
+    def _candidates(self, query: str) -> list[str]:
+        la = len(query)
+        parts, found = self._parts, []
+        for lb in _partner_lengths(la):
+            if lb not in self._lengths:
+                continue
+            found += self._short.get(lb, ())
+            segments = _segments(lb)
+            if segments is None:
+                continue
+            delta = la - lb
+            k = _max_distance(la, lb)
+            if abs(delta) > k:
+                continue
+            slack = (k - abs(delta)) // 2  # shifts beyond it need more edits than k
+            low, high = min(0, delta) - slack, max(0, delta) + slack
+            for i, start, length in segments[: k + 1]:
+                # Look for the first untouched part: the i parts before it hold an edit each, so at
+                # most k - i edits follow it, and its shift is within k - i of the length difference.
+                first_low, first_high = max(low, delta - (k - i)), min(high, delta + (k - i))
+                for pos in range(max(0, start + first_low), min(la - length, start + first_high) + 1):
+                    bucket = parts.get((lb, i, query[pos : pos + length]))
+                    if bucket:
+                        found += bucket
+        return found
 
     def match(self, key: str) -> str | None:
         """The key of an indexed name this one duplicates, or None."""
         sorted_key = _sorted_tokens(key)
         if sorted_key in self._keys:
             return self._keys[sorted_key]
-        candidates = self._window(len(sorted_key))
+        candidates = list(dict.fromkeys(self._candidates(sorted_key)))
         if not candidates:
             return None
         found = process.extractOne(

@@ -6,7 +6,10 @@ from django.urls import include, path, re_path
 from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
+from core.checkout_views import checkout
+from core.guide import guide_page
 from core.views import api_not_found
 
 api_v1 = [
@@ -25,7 +28,14 @@ urlpatterns = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # The project's own guide (docs/*.md) rendered beside Swagger UI and ReDoc.
+    path("docs/guide", guide_page, name="guide"),
+    path("docs/guide/<slug:page>", guide_page, name="guide-page"),
+    # Before the admin's own routes: its login page counts attempts like the API's (accounts.throttle).
+    path("admin/login/", admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
+    # The local payment provider's hosted checkout (public: the unguessable id is the capability).
+    re_path(r"^checkout/(?P<session_id>[A-Za-z0-9_-]{16,64})$", checkout, name="checkout"),
     # Generated media (e.g. images). In production the proxy or object storage serves MEDIA_URL.
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML

@@ -1,67 +1,267 @@
-"""Outbound HTTP to addresses users give us (webhooks, agent endpoints, pages to scrape).
+"""The one outbound HTTP client for addresses users give us (webhooks, agent endpoints, pages to scrape).
 
-Such URLs must not reach our own network: a URL whose host resolves to a private, loopback,
-link-local, multicast or otherwise non-public address is refused, unless
-OUTBOUND_ALLOW_PRIVATE_URLS is on (local development and tests). Redirects are followed by hand
-so that every hop is checked again. Every call has a timeout and a size cap.
+Such URLs must not reach our own network. Every call:
+
+- resolves the host once (the resolver is injectable: `OUTBOUND_RESOLVER` in settings, a callable
+  host -> list of IP strings or its dotted path; default `socket.getaddrinfo`) and refuses any
+  address that is not global: private, loopback, link-local, multicast, reserved, and the IPv6 forms
+  that carry an IPv4 address (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`,
+  6to4 `2002::/16`, Teredo `2001::/32`) when the IPv4 inside is not global; the local-use NAT64
+  prefix `64:ff9b:1::/48` is refused outright;
+- **connects to the addresses it checked**: the connection pool's network backend dials only those
+  addresses, while the URL keeps its host name, so `Host`, TLS SNI and the certificate check use the
+  name (a DNS answer that changes between check and connect cannot redirect the call);
+- follows redirects by hand (GET only, a hop limit), resolving and checking every hop again;
+- has a total deadline across all hops as well as connect/read timeouts: every socket operation is
+  given at most the time left, so a server dripping a byte at a time is cut off at the deadline;
+- caps the response size;
+- fails with OutboundError (UnsafeURL when the URL itself is refused) whose text says what failed
+  ("connection refused", "timed out after 15 s", "address not allowed") and never echoes a response
+  body, an exception message from the network stack or an address.
+
+OUTBOUND_ALLOW_PRIVATE_URLS (local development and tests) lets loopback and private addresses (and
+plain http) through; the call is still pinned to the resolved addresses.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
+import httpcore
 import httpx
 from django.conf import settings
+from django.utils.module_loading import import_string
 
 USER_AGENT = "BrandMarket/0.1 (+https://localhost/docs)"
-DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+CONNECT_TIMEOUT = 5.0
+DEFAULT_MAX_BYTES = 2 * 1024 * 1024
+REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+
+Resolver = Callable[[str], Iterable[str]]
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 
-class UnsafeURL(ValueError):
+class OutboundError(Exception):
+    """An outbound call failed. `str(error)` is a short reason that is safe to store and show."""
+
+
+class UnsafeURL(OutboundError, ValueError):
     """The URL may not be fetched: bad scheme, no host, or a host that is not public."""
 
 
-def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+# --- Which addresses may be called ---------------------------------------------------------------
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 transition form carries (empty for a plain IPv6 address)."""
+    if address.ipv4_mapped:
+        return [address.ipv4_mapped]
+    if address.sixtofour:
+        return [address.sixtofour]
+    if address.teredo:
+        return list(address.teredo)
+    if address in _NAT64 or (address in _IPV4_COMPATIBLE and int(address) > 1):
+        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
+    return []
+
+
+def address_allowed(address: IPAddress | str) -> bool:
+    """Whether a public client may be told to call this address (global, not multicast, nothing
+    non-global inside a transition form)."""
+    if isinstance(address, str):
+        address = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _NAT64_LOCAL:
+            return False
+        embedded = _embedded_ipv4(address)
+        if embedded:
+            return all(address_allowed(inner) for inner in embedded)
     return address.is_global and not address.is_multicast
 
 
-def check_url(url: str, *, schemes: tuple[str, ...] = ("https",), allow_private: bool | None = None) -> str:
-    """Return the URL if it may be called; raise UnsafeURL saying why not.
+def system_resolver(host: str) -> list[str]:
+    """The host's addresses from the system resolver, in its order, without duplicates."""
+    infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(info[4][0].split("%", 1)[0] for info in infos))
 
-    With private addresses allowed, plain `http` is accepted too (CONTRACT §10).
+
+def _resolver() -> Resolver:
+    configured = getattr(settings, "OUTBOUND_RESOLVER", None)
+    if configured is None:
+        return system_resolver
+    return import_string(configured) if isinstance(configured, str) else configured
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    host: str  # as the connection pool sees it (IDNA-encoded name, or an IP literal without brackets)
+    addresses: tuple[str, ...]  # checked; the only addresses the call may connect to
+
+
+def _parse(url: str, schemes: Iterable[str], allow_private: bool) -> httpx.URL:
+    try:
+        urlsplit(url).port  # noqa: B018 - raises ValueError on a bad port
+        parsed = httpx.URL(url)
+    except (ValueError, httpx.InvalidURL, UnicodeError) as exc:
+        raise UnsafeURL("The URL is malformed.") from exc
+    allowed = set(schemes) | ({"http", "https"} if allow_private else set())
+    if parsed.scheme not in allowed:
+        raise UnsafeURL(f"The URL scheme must be {' or '.join(sorted(allowed))}.")
+    if not parsed.raw_host:
+        raise UnsafeURL("The URL has no host.")
+    if parsed.userinfo:
+        raise UnsafeURL("The URL must not carry credentials.")
+    return parsed
+
+
+def resolve_url(
+    url: str,
+    *,
+    schemes: Iterable[str] = ("https",),
+    allow_private: bool | None = None,
+    resolver: Resolver | None = None,
+) -> Target:
+    """Check the URL, resolve its host once and check every address; raise UnsafeURL saying why not."""
+    if allow_private is None:
+        allow_private = settings.OUTBOUND_ALLOW_PRIVATE_URLS
+    parsed = _parse(url, schemes, allow_private)
+    host = parsed.raw_host.decode("ascii")
+    try:
+        addresses = (str(ipaddress.ip_address(host)),)
+    except ValueError:
+        try:
+            answer = (resolver or _resolver())(host)
+            addresses = tuple(dict.fromkeys(str(ipaddress.ip_address(a.split("%", 1)[0])) for a in answer))
+        except (OSError, UnicodeError, ValueError) as exc:
+            raise UnsafeURL(f"The host {host!r} does not resolve.") from exc
+    if not addresses:
+        raise UnsafeURL(f"The host {host!r} does not resolve.")
+    if not allow_private and not all(address_allowed(a) for a in addresses):
+        raise UnsafeURL(f"The host {host!r} resolves to a non-public address.")
+    return Target(url=url, host=host, addresses=addresses)
+
+
+def check_url(url: str, *, schemes: tuple[str, ...] = ("https",), allow_private: bool | None = None) -> str:
+    """Return the URL if it may be called now; raise UnsafeURL saying why not (validation of input).
+
+    With private addresses allowed, plain `http` is accepted too (CONTRACT §10) and the host is not
+    looked up. Every call resolves and checks again (`request`): DNS can change.
     """
     if allow_private is None:
         allow_private = settings.OUTBOUND_ALLOW_PRIVATE_URLS
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise UnsafeURL("The URL is malformed.") from exc
-    allowed = set(schemes) | ({"http", "https"} if allow_private else set())
-    if parts.scheme not in allowed:
-        raise UnsafeURL(f"The URL scheme must be {' or '.join(sorted(allowed))}.")
-    if not parts.hostname:
-        raise UnsafeURL("The URL has no host.")
-    if parts.username or parts.password:
-        raise UnsafeURL("The URL must not carry credentials.")
     if allow_private:
+        _parse(url, schemes, allow_private)
         return url
-    try:
-        infos = socket.getaddrinfo(
-            parts.hostname, port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
-        )
-    except (socket.gaierror, UnicodeError) as exc:
-        raise UnsafeURL(f"The host {parts.hostname!r} does not resolve.") from exc
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
-        if not _is_public(address):
-            raise UnsafeURL(f"The host {parts.hostname!r} resolves to a non-public address.")
+    resolve_url(url, schemes=schemes, allow_private=False)
     return url
+
+
+# --- Connecting only to the checked addresses, within the deadline --------------------------------
+
+
+class _Deadline:
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.end - time.monotonic()
+
+    def clamp(self, timeout: float | None, error: type[Exception]) -> float:
+        left = self.remaining()
+        if left <= 0:
+            raise error("deadline")
+        return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every operation gets at most the time left before the deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream, deadline: _Deadline):
+        self._inner, self._deadline = inner, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._deadline.clamp(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._deadline.clamp(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+        timeout = self._deadline.clamp(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, timeout), self._deadline)
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class _PinnedBackend(httpcore.NetworkBackend):
+    """Dials a host only at the addresses checked for it (`pins`), never by resolving its name."""
+
+    def __init__(self, deadline: _Deadline):
+        self.pins: dict[str, tuple[str, ...]] = {}
+        self._deadline = deadline
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        addresses = self.pins.get(host)
+        if not addresses:
+            raise httpcore.ConnectError("address not allowed")
+        error: Exception | None = None
+        for address in addresses:  # in the resolver's order, like the system's own connect
+            try:
+                stream = self._inner.connect_tcp(
+                    address,
+                    port,
+                    timeout=self._deadline.clamp(timeout, httpcore.ConnectTimeout),
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except httpcore.ConnectError as exc:
+                error = exc
+                continue
+            return _DeadlineStream(stream, self._deadline)
+        raise error or httpcore.ConnectError("could not connect")
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        raise httpcore.ConnectError("address not allowed")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class _PinnedTransport(httpx.HTTPTransport):
+    """httpx's own transport (request and exception mapping, streaming) over a connection pool whose
+    network backend is `_PinnedBackend`. httpx 0.28 keeps the pool in `_pool`; the security tests
+    (tests/security/test_outbound_ssrf.py) fail if an upgrade changes that."""
+
+    def __init__(self, backend: _PinnedBackend):  # not super().__init__: it would build a pool to throw away
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=_ssl_context(), max_connections=4, keepalive_expiry=5.0, network_backend=backend
+        )
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """Certificate checks against the system/certifi bundle, loaded once."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
+# --- The client ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -71,6 +271,7 @@ class FetchResult:
     headers: httpx.Headers
     content: bytes
     truncated: bool
+    duration_ms: int = 0
 
     @property
     def text(self) -> str:
@@ -84,36 +285,119 @@ class FetchResult:
             return self.content.decode("utf-8", errors="replace")
 
 
+def _causes(exc: BaseException) -> Iterable[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _reason(exc: httpx.HTTPError, deadline: _Deadline) -> str:
+    """What failed, in words that carry no address, port or response text."""
+    if isinstance(exc, httpx.TimeoutException):
+        if deadline.remaining() <= 0.05:
+            return f"timed out after {deadline.seconds:g} s"
+        return "connection timed out" if isinstance(exc, httpx.ConnectTimeout) else "timed out waiting for the answer"
+    if isinstance(exc, httpx.ConnectError):
+        for cause in _causes(exc):
+            if isinstance(cause, ConnectionRefusedError):
+                return "connection refused"
+            if isinstance(cause, ssl.SSLCertVerificationError):
+                return "TLS certificate not valid for the host"
+            if isinstance(cause, ssl.SSLError):
+                return "TLS handshake failed"
+            if isinstance(cause, httpcore.ConnectError) and str(cause) == "address not allowed":
+                return "address not allowed"
+        return "could not connect"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "invalid HTTP answer"
+    if isinstance(exc, httpx.ReadError | httpx.WriteError):
+        return "connection closed before the answer was complete"
+    if isinstance(exc, httpx.DecodingError):
+        return "the answer could not be decoded"
+    return "request failed"
+
+
+def request(
+    method: str,
+    url: str,
+    *,
+    deadline: float,
+    content: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    schemes: tuple[str, ...] = ("https",),
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_redirects: int = 0,
+    read_timeout: float | None = None,
+    allow_private: bool | None = None,
+    resolver: Resolver | None = None,
+) -> FetchResult:
+    """Make one call to a user-given URL (see the module docstring). Redirects are followed for GET
+    and HEAD only, up to `max_redirects` hops; otherwise a redirect is returned as the answer.
+    The body is read up to `max_bytes` (`truncated` says whether there was more).
+
+    Raises UnsafeURL when a URL (or a redirect's target) is refused, OutboundError when the call fails.
+    """
+    clock = _Deadline(deadline)
+    backend = _PinnedBackend(clock)
+    per_phase = min(read_timeout or deadline, deadline)
+    timeout = httpx.Timeout(per_phase, connect=min(CONNECT_TIMEOUT, deadline))
+    all_headers = {"user-agent": USER_AGENT, **(headers or {})}
+    started = time.monotonic()
+    current = url
+    try:
+        with httpx.Client(
+            transport=_PinnedTransport(backend), timeout=timeout, follow_redirects=False, trust_env=False
+        ) as client:
+            for _ in range(max_redirects + 1):
+                target = resolve_url(current, schemes=schemes, allow_private=allow_private, resolver=resolver)
+                backend.pins[target.host] = target.addresses
+                with client.stream(method, current, content=content, headers=all_headers) as response:
+                    location = response.headers.get("location")
+                    if (
+                        max_redirects
+                        and method in ("GET", "HEAD")
+                        and response.status_code in REDIRECT_STATUSES
+                        and location
+                    ):
+                        current = urljoin(current, location)
+                        continue
+                    chunks, size, truncated = [], 0, False
+                    for chunk in response.iter_bytes():
+                        chunks.append(chunk)
+                        size += len(chunk)
+                        if size > max_bytes:
+                            truncated = True
+                            break
+                        if clock.remaining() <= 0:
+                            raise httpx.ReadTimeout("deadline")
+                    body = b"".join(chunks)[:max_bytes]
+                    duration = int((time.monotonic() - started) * 1000)
+                    return FetchResult(current, response.status_code, response.headers, body, truncated, duration)
+    except httpx.HTTPError as exc:
+        raise OutboundError(_reason(exc, clock)) from exc
+    raise UnsafeURL(f"Too many redirects (more than {max_redirects}).")
+
+
 def fetch(
     url: str,
     *,
     schemes: tuple[str, ...] = ("http", "https"),
-    max_bytes: int = 2 * 1024 * 1024,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     max_redirects: int = 5,
-    timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-    client: httpx.Client | None = None,
+    deadline: float | None = None,
+    resolver: Resolver | None = None,
 ) -> FetchResult:
-    """GET a user-given URL safely. Raises UnsafeURL, or httpx.HTTPError on network failure."""
-    own_client = client is None
-    client = client or httpx.Client(timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
-    try:
-        current = url
-        for _ in range(max_redirects + 1):
-            check_url(current, schemes=schemes)
-            with client.stream("GET", current) as response:
-                if response.is_redirect and "location" in response.headers:
-                    current = urljoin(current, response.headers["location"])
-                    continue
-                chunks, size, truncated = [], 0, False
-                for chunk in response.iter_bytes():
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size > max_bytes:
-                        truncated = True
-                        break
-                content = b"".join(chunks)[:max_bytes]
-                return FetchResult(current, response.status_code, response.headers, content, truncated)
-        raise UnsafeURL(f"Too many redirects (more than {max_redirects}).")
-    finally:
-        if own_client:
-            client.close()
+    """GET a user-given page (redirects followed, each checked). The deadline defaults to
+    OUTBOUND_PAGE_DEADLINE_SECONDS. Raises UnsafeURL or OutboundError."""
+    return request(
+        "GET",
+        url,
+        schemes=schemes,
+        max_bytes=max_bytes,
+        max_redirects=max_redirects,
+        deadline=deadline if deadline is not None else settings.OUTBOUND_PAGE_DEADLINE_SECONDS,
+        resolver=resolver,
+    )

@@ -3,6 +3,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.core.cache import cache
 
+from core.idempotency import idempotency_keys_prune
+
 
 @shared_task(name="core.tasks.ping")
 def ping(token: str) -> str:
@@ -12,3 +14,16 @@ def ping(token: str) -> str:
     """
     cache.set(f"ping:{token}", "pong", 300)
     return "pong"
+
+
+@shared_task(name="core.tasks.prune_logs", ignore_result=True)
+def prune_logs() -> dict[str, int]:
+    from core.retention import logs_prune
+
+    return logs_prune()
+
+
+@shared_task(name="core.tasks.prune_idempotency_keys")
+def prune_idempotency_keys() -> int:
+    """Deletes `Idempotency-Key` records past their 24 hours (lookups already ignore them)."""
+    return idempotency_keys_prune()

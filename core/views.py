@@ -18,6 +18,10 @@ def handler404(request, exception=None):
 
 
 def handler500(request):
+    from core.api.unavailable import current_exception, database_unavailable_json, is_database_unavailable
+
+    if is_database_unavailable(current_exception()):
+        return database_unavailable_json()
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "The server failed to process the request.", "code": "server_error"}, status=500)
     from django.views.defaults import server_error

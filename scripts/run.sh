@@ -12,7 +12,11 @@ export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.local}
 export VAR_DIR=${VAR_DIR:-$PWD/var}
 # The local payment provider sends its signed events to this very server.
 export PAYMENTS_LOCAL_WEBHOOK_URL=${PAYMENTS_LOCAL_WEBHOOK_URL:-https://$HOST:$PORT/api/v1/webhooks/payments}
+# ... and links its checkout pages (/checkout/{session}) from it.
+export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-https://$HOST:$PORT}
 mkdir -p "$VAR_DIR"
+# Generate $VAR_DIR/secrets.env (if missing) once, before the processes below import settings together.
+"$PY" -c 'import django; django.setup()'
 
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput --verbosity 0
@@ -25,6 +29,9 @@ if [ ! -s "$VAR_DIR/dev-cert.pem" ] || [ ! -s "$VAR_DIR/dev-key.pem" ]; then
 fi
 
 echo "------------------------------------------------------------------"
+# Settings generated $VAR_DIR/secrets.env (0600) on first use: secret key, webhook secret, demo password.
+echo "Secrets: $VAR_DIR/secrets.env (generated on first run, kept; the environment overrides each)"
+echo "Payments webhook secret: $("$PY" -c 'import django; django.setup(); from django.conf import settings; print(",".join(settings.PAYMENTS_WEBHOOK_SECRET))')"
 "$PY" manage.py ensure_demo_user
 echo "API:     https://$HOST:$PORT/api/v1/   (self-signed: curl -k)"
 echo "Docs:    https://$HOST:$PORT/docs      Admin: https://$HOST:$PORT/admin/"

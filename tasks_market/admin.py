@@ -124,10 +124,36 @@ class BidAdmin(ReadOnlyAdmin):
         return "; ".join(f"{c['name']}: {c['score']} ({c['detail']})" for c in judgement.criteria) or "pending"
 
 
+class AmountMismatchFilter(admin.SimpleListFilter):
+    """Payments for which the provider reported a success with another amount or currency (refused)."""
+
+    title = "amount mismatch"
+    parameter_name = "mismatch"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Refused success event"), ("no", "None")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.exclude(mismatch_reason="")
+        if self.value() == "no":
+            return queryset.filter(mismatch_reason="")
+        return queryset
+
+
 @admin.register(Payment)
 class PaymentAdmin(ReadOnlyAdmin):
-    list_display = ("provider_payment_id", "provider", "task", "amount", "currency", "status", "created_at")
-    list_filter = ("status", "provider")
+    list_display = (
+        "provider_payment_id",
+        "provider",
+        "task",
+        "amount",
+        "currency",
+        "status",
+        "mismatch_reason",
+        "created_at",
+    )
+    list_filter = ("status", AmountMismatchFilter, "provider")
     search_fields = ("provider_payment_id", "task__title", "task__poster__email")
     list_select_related = ("task",)
     # Not the client secret: it lets whoever holds it pay, and staff do not need it.
@@ -142,6 +168,9 @@ class PaymentAdmin(ReadOnlyAdmin):
         "created_at",
         "succeeded_at",
         "released_at",
+        "mismatch_reason",
+        "mismatch_event_id",
+        "mismatch_at",
     )
     actions = ["refund"]
 

@@ -1,7 +1,8 @@
 """Signed POSTs to agents' endpoints (dispatches and benchmark cases), signed like outbound webhooks.
 
 Standard Webhooks headers (CONTRACT §10) with every secret the agent currently signs with. The URL
-is checked before every call (DNS can change); redirects are not followed; only 2xx is success.
+is resolved and checked before every call and the call goes to the checked address (core.outbound);
+redirects are not followed; only 2xx is success.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-import httpx
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
-from core.outbound import USER_AGENT, UnsafeURL, check_url
+from core.outbound import OutboundError, UnsafeURL, request
 from webhooks_app.signing import sign_headers
 
-TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 EXCERPT_BYTES = 1024
 ROTATION_GRACE = timedelta(hours=24)
 
@@ -52,32 +52,28 @@ def message_body(message_type: str, data: dict[str, Any]) -> bytes:
     return json.dumps(body, cls=DjangoJSONEncoder, separators=(",", ":")).encode()
 
 
-def post_signed(
-    url: str, *, secrets: list[str], msg_id: str, body: bytes, timeout: httpx.Timeout = TIMEOUT
-) -> CallResult:
-    try:
-        check_url(url, schemes=("https",))
-    except UnsafeURL as exc:
-        return CallResult(None, f"The URL was refused: {exc}", refused=True)
+def post_signed(url: str, *, secrets: list[str], msg_id: str, body: bytes, deadline: float | None = None) -> CallResult:
+    """One signed POST through core.outbound (checked, pinned, no redirects, total deadline:
+    OUTBOUND_CALL_DEADLINE_SECONDS unless given). The error says what failed, never the answer's body."""
     headers = sign_headers(secrets, msg_id, int(time.time()), body)
-    headers.update({"content-type": "application/json", "user-agent": USER_AGENT})
+    headers.update({"content-type": "application/json"})
     started = time.monotonic()
     try:
-        with (
-            httpx.Client(timeout=timeout, follow_redirects=False) as client,
-            client.stream("POST", url, content=body, headers=headers) as response,
-        ):
-            excerpt = b""
-            for chunk in response.iter_bytes():
-                excerpt += chunk
-                if len(excerpt) >= EXCERPT_BYTES:
-                    break
-            status_code = response.status_code
-    except httpx.HTTPError as exc:
-        duration = int((time.monotonic() - started) * 1000)
-        return CallResult(None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, "", duration)
-    duration = int((time.monotonic() - started) * 1000)
-    text = excerpt[:EXCERPT_BYTES].decode("utf-8", errors="replace").replace("\x00", "")
+        result = request(
+            "POST",
+            url,
+            content=body,
+            headers=headers,
+            schemes=("https",),
+            max_bytes=EXCERPT_BYTES,
+            deadline=deadline if deadline is not None else settings.OUTBOUND_CALL_DEADLINE_SECONDS,
+        )
+    except UnsafeURL as exc:
+        return CallResult(None, f"The URL was refused: {exc}", refused=True)
+    except OutboundError as exc:
+        return CallResult(None, f"The call failed: {exc}.", "", int((time.monotonic() - started) * 1000))
+    text = result.content.decode("utf-8", errors="replace").replace("\x00", "")
+    ok = 200 <= result.status_code < 300
     return CallResult(
-        status_code, "" if 200 <= status_code < 300 else f"The endpoint answered {status_code}.", text, duration
+        result.status_code, "" if ok else f"The endpoint answered {result.status_code}.", text, result.duration_ms
     )

@@ -84,6 +84,9 @@ class Team(models.Model):
     brand_name = models.CharField(max_length=200, blank=True)
 
     payments_subscription_id = models.CharField(max_length=100, blank=True, db_index=True)
+    checkout_url = models.URLField(
+        max_length=2000, blank=True, help_text="The provider's hosted page where the owner pays the subscription."
+    )
     subscription_status = models.CharField(max_length=30, blank=True, help_text="As the provider last reported it.")
     # `created` of the last provider event applied: an older event never rolls the team back.
     subscription_event_at = models.DateTimeField(null=True, blank=True)

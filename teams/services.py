@@ -81,13 +81,30 @@ def _apply_subscription(team: Team, *, status: str, cancel_at_period_end: bool, 
 
 
 @transaction.atomic
-def team_hire(*, owner, team_type: str, display_name: str, tier: str, **fields: Any) -> Team:
-    """Create the subscription at the provider, then the team. Nothing is saved if the provider refuses."""
+def team_hire(
+    *,
+    owner,
+    team_type: str,
+    display_name: str,
+    tier: str,
+    success_url: str = "",
+    cancel_url: str = "",
+    **fields: Any,
+) -> Team:
+    """Create the subscription at the provider, then the team. Nothing is saved if the provider refuses.
+
+    The provider's checkout page (`checkout_url`) links back to `success_url` / `cancel_url` when given.
+    """
     team = Team(owner=owner, team_type=team_type, display_name=display_name, tier=tier, **fields)
     subscription: Subscription = get_payment_provider().create_subscription(
-        customer_email=owner.email, plan=tier, metadata={"team_id": str(team.id), "user_id": str(owner.id)}
+        customer_email=owner.email,
+        plan=tier,
+        metadata={"team_id": str(team.id), "user_id": str(owner.id)},
+        success_url=success_url,
+        cancel_url=cancel_url,
     )
     team.payments_subscription_id = subscription.id
+    team.checkout_url = subscription.checkout_url
     _apply_subscription(
         team,
         status=subscription.status,

@@ -16,6 +16,7 @@ from django.core.handlers.wsgi import WSGIHandler
 from core.tlsserver import DualProtocolRequestHandler, DualProtocolWSGIServer
 
 SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
+SCHEMATHESIS_CONFIG = str(Path(__file__).with_name("schemathesis.toml"))
 # Fail on any 5xx and on any response (status, content type, headers, body) the schema does not describe.
 FUZZ_CHECKS = ",".join(
     [
@@ -85,6 +86,8 @@ def run_schemathesis(
     return subprocess.run(
         [
             SCHEMATHESIS,
+            "--config-file",
+            SCHEMATHESIS_CONFIG,
             "run",
             f"{base_url}/openapi.json",
             "--header",

@@ -4,7 +4,8 @@ A delivery is claimed with a conditional UPDATE (pending and due → sending), s
 twice, or a retry message arriving while another worker sends, sends once. The attempt row is
 written before the HTTP call and completed after it. Schedule after the first attempt: 5 s, 5 min,
 30 min, 2 h, 5 h, 10 h, 10 h, each ±10 % jitter; then the delivery has failed. Only 2xx succeeds;
-410 Gone disables the subscription. The URL is checked again before every call (DNS can change).
+410 Gone disables the subscription. The URL is resolved and checked again before every call, and the
+call goes to the checked address (core.outbound).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import time
 from datetime import timedelta
 from uuid import UUID
 
-import httpx
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from core.outbound import USER_AGENT, UnsafeURL, check_url
+from core.outbound import OutboundError, UnsafeURL, request
 from webhooks_app.models import (
     AttemptStatus,
     DeliveryStatus,
@@ -36,7 +37,6 @@ logger = logging.getLogger(__name__)
 RETRY_DELAYS = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)  # seconds, after attempts 1..7
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 JITTER = 0.1
-TIMEOUT = httpx.Timeout(15.0)
 EXCERPT_BYTES = 1024
 # A claim older than this belongs to a worker that died mid-attempt (the call itself times out at 15 s).
 STUCK_AFTER = timedelta(minutes=5)
@@ -150,32 +150,30 @@ def webhook_delivery_attempt(*, delivery_id: UUID | str, now=None) -> float | No
 
 
 def _send(delivery: WebhookDelivery, subscription: WebhookSubscription, now) -> tuple[int | None, str, str, int | None]:
-    """(status code, error, response excerpt, duration in ms) of one signed POST."""
-    try:
-        check_url(subscription.url, schemes=("https",))
-    except UnsafeURL as exc:
-        return None, f"The URL was refused: {exc}", "", None
+    """(status code, error, response excerpt, duration in ms) of one signed POST through core.outbound:
+    resolved and checked, sent to the checked address, no redirects, OUTBOUND_CALL_DEADLINE_SECONDS in
+    all. The error says what failed ("connection refused", "timed out after 15 s"), never the body."""
     body = delivery.event.body.encode()
     headers = sign_headers(signing_secrets(subscription, now=now), delivery.message_id, int(time.time()), body)
-    headers.update({"content-type": "application/json", "user-agent": USER_AGENT})
+    headers["content-type"] = "application/json"
     started = time.monotonic()
     try:
-        with (
-            httpx.Client(timeout=TIMEOUT, follow_redirects=False) as client,
-            client.stream("POST", subscription.url, content=body, headers=headers) as response,
-        ):
-            excerpt = b""
-            for chunk in response.iter_bytes():
-                excerpt += chunk
-                if len(excerpt) >= EXCERPT_BYTES:
-                    break
-            status_code = response.status_code
-    except httpx.HTTPError as exc:
-        duration = int((time.monotonic() - started) * 1000)
-        return None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, "", duration
-    duration = int((time.monotonic() - started) * 1000)
-    text = excerpt[:EXCERPT_BYTES].decode("utf-8", errors="replace").replace("\x00", "")
-    return status_code, "", text, duration
+        result = request(
+            "POST",
+            subscription.url,
+            content=body,
+            headers=headers,
+            schemes=("https",),
+            max_bytes=EXCERPT_BYTES,
+            deadline=settings.OUTBOUND_CALL_DEADLINE_SECONDS,
+        )
+    except UnsafeURL as exc:
+        return None, f"The URL was refused: {exc}", "", None
+    except OutboundError as exc:
+        return None, f"The call failed: {exc}.", "", int((time.monotonic() - started) * 1000)
+    text = result.content.decode("utf-8", errors="replace").replace("\x00", "")
+    error = "" if 200 <= result.status_code < 300 else f"The endpoint answered {result.status_code}."
+    return result.status_code, error, text, result.duration_ms
 
 
 @transaction.atomic

@@ -1,12 +1,16 @@
-"""Inbound payment-provider events (CONTRACT §9): store, verify, apply at most once.
+"""Inbound payment-provider events (CONTRACT §9): verify, store, apply at most once.
 
-Every POST is stored as an InboundDelivery before anything else happens. A verified event is kept
+Every correctly signed POST is stored whole as an InboundDelivery before it is processed; a refused
+one (unsigned, badly signed, too large) only as a small row without its body or headers. A verified event is kept
 once per provider event id (InboundEvent) and applied by claiming that row with a conditional
 UPDATE inside the transaction that runs the handlers and marks it processed: concurrent copies
 wait on the row lock and then find it processed (`duplicate`). A handler that raises rolls its
 work back and leaves the event `failed`; the provider's retry, the admin action or
 `manage.py reprocess_payment_events` apply it later. An event older than one already applied to
-the same provider object is recorded as `skipped`, so late events cannot roll state back.
+the same provider object is recorded as `skipped`, so late events cannot roll state back. An
+authentic event a handler refuses (registry.EventRejected, e.g. an amount that does not match the
+payment) is recorded as `rejected` with the reason, logged at ERROR and answered 200: it is final,
+like `processed`, and it does not move the object's cursor.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ def parse_event(body: bytes) -> dict[str, Any]:
     """`{id, type, created, data: {object: {...}}}`, or InvalidEvent."""
     try:
         event = json.loads(body)
+    except RecursionError as exc:  # nested deeper than Python's stack: signed, yet still not an event
+        raise InvalidEvent("The body nests too deeply.") from exc
     except ValueError as exc:
         raise InvalidEvent("The body is not JSON.") from exc
     if not isinstance(event, dict):
@@ -89,29 +95,51 @@ def parse_event(body: bytes) -> dict[str, Any]:
 
 
 def inbound_receive(*, body: bytes | None, headers: Mapping[str, str], remote_ip: str | None) -> InboundResult:
-    """Handle one POST to the payments webhook. `body` is None when it was over MAX_BODY_BYTES."""
+    """Handle one POST to the payments webhook. `body` is None when it was over MAX_BODY_BYTES.
+
+    The signature is checked before anything is stored: a refused delivery (too large, unsigned,
+    badly signed) leaves one small row (time, remote address, size, reason) and neither its body nor
+    its headers, so unsigned traffic cannot fill the database. A correctly signed one is stored whole
+    before it is processed (CONTRACT §9).
+    """
+    refused = _refusal(body, headers)
+    if refused is not None:
+        InboundDelivery.objects.create(
+            body_size=len(body) if body is not None else 0,
+            remote_ip=_ip_or_none(remote_ip),
+            outcome=refused.outcome,
+            error=refused.error,
+            finished_at=timezone.now(),
+        )
+        return refused
     delivery = InboundDelivery.objects.create(
         headers={_clean(k): _clean(v) for k, v in headers.items() if k.lower() not in _NOT_STORED_HEADERS},
-        body=_clean(body.decode("utf-8", errors="replace")) if body is not None else "",
-        body_size=len(body) if body is not None else 0,
+        body=_clean(body.decode("utf-8", errors="replace")),
+        body_size=len(body),
         remote_ip=_ip_or_none(remote_ip),
+        signature_valid=True,
     )
-    result = _receive(delivery, body, headers)
+    result = _receive(delivery, body)
     InboundDelivery.objects.filter(pk=delivery.pk).update(
         outcome=result.outcome, error=result.error[:4000], finished_at=timezone.now()
     )
     return result
 
 
-def _receive(delivery: InboundDelivery, body: bytes | None, headers: Mapping[str, str]) -> InboundResult:
+def _refusal(body: bytes | None, headers: Mapping[str, str]) -> InboundResult | None:
+    """Why a delivery is refused before it is stored, or None for a correctly signed one."""
     if body is None:
         return InboundResult(InboundOutcome.TOO_LARGE, error=f"The body is over {MAX_BODY_BYTES} bytes.")
     header = next((v for k, v in headers.items() if k.lower() == signing.HEADER.lower()), None)
     if not signing.verify(body, header, settings.PAYMENTS_WEBHOOK_SECRET):
         if not settings.PAYMENTS_WEBHOOK_SECRET:
             logger.warning("PAYMENTS_WEBHOOK_SECRET is not set: every payments webhook delivery is refused")
-        return InboundResult(InboundOutcome.INVALID_SIGNATURE, error="Missing or invalid signature.")
-    InboundDelivery.objects.filter(pk=delivery.pk).update(signature_valid=True)
+        reason = "Missing signature." if not header else "Invalid signature."
+        return InboundResult(InboundOutcome.INVALID_SIGNATURE, error=reason)
+    return None
+
+
+def _receive(delivery: InboundDelivery, body: bytes) -> InboundResult:
     try:
         payload = parse_event(body)
     except InvalidEvent as exc:
@@ -157,15 +185,26 @@ def inbound_event_process(*, event_pk: UUID) -> tuple[str, str]:
         provider_event = registry.ProviderEvent(
             id=event.event_id, type=event.type, created=event.created, object=event.payload["data"]["object"]
         )
+        rejected: registry.EventRejected | None = None
         try:
             with transaction.atomic():
                 for handler in handlers:
-                    handler(provider_event)
+                    try:
+                        handler(provider_event)
+                    except registry.EventRejected as exc:  # what the handlers recorded is kept
+                        rejected = exc
+                        break
         except Exception as exc:
             logger.exception("payment event %s (%s) failed in its handler", event.event_id, event.type)
             error = f"{type(exc).__name__}: {exc}"
             _mark(event, InboundEventStatus.FAILED, error=error)
             return InboundOutcome.FAILED, error
+
+        if rejected is not None:
+            reason = str(rejected) or "Refused by its handler."
+            logger.error("payment event %s (%s) rejected: %s", event.event_id, event.type, reason)
+            _mark(event, InboundEventStatus.REJECTED, error=reason, processed_at=timezone.now())
+            return InboundOutcome.REJECTED, reason
 
         _mark(event, InboundEventStatus.PROCESSED, processed_at=timezone.now())
         if state is not None:

@@ -16,6 +16,7 @@ class InboundEventStatus(models.TextChoices):
     IGNORED = "ignored", "Ignored"  # no handler for its type (re-evaluated if it comes again)
     SKIPPED = "skipped", "Skipped"  # older than an event already applied to the same object
     FAILED = "failed", "Failed"  # a handler raised; a re-delivery or `reprocess_payment_events` retries
+    REJECTED = "rejected", "Rejected"  # authentic but refused by a handler (e.g. amount mismatch); final
 
 
 class InboundEvent(models.Model):
@@ -63,6 +64,7 @@ class InboundOutcome(models.TextChoices):
     IGNORED = "ignored", "Ignored"
     SKIPPED = "skipped", "Skipped (out of order)"
     FAILED = "failed", "Handler failed"
+    REJECTED = "rejected", "Rejected by a handler"
 
 
 class InboundDelivery(models.Model):

@@ -11,6 +11,13 @@ A type may have several handlers; they run in registration order inside the one 
 marks the event applied, so an exception in any of them rolls all of them back, answers the
 provider 500 and leaves the event `failed` for a retry. Raise only for what a retry can fix; an
 event that needs nothing done should simply return.
+
+An authentic event that must not be applied (its amount does not match our record of the payment,
+say) is refused by raising `EventRejected(reason)` once the handler has recorded whatever it wants
+kept: what the handlers wrote stays, the remaining handlers do not run, the event is marked
+`rejected` with the reason (never retried: a re-delivery is a `duplicate`), logged at ERROR, and
+the provider is answered 200 `{"status": "rejected"}` (the delivery was received and handled by
+refusing it; a 5xx would only make the provider send the same refused event again).
 """
 
 from __future__ import annotations
@@ -30,6 +37,11 @@ class ProviderEvent:
 
 
 Handler = Callable[[ProviderEvent], None]
+
+
+class EventRejected(Exception):
+    """Raised by a handler that refuses an authentic event; str(exc) is the reason, kept on the event."""
+
 
 _handlers: dict[str, list[Handler]] = {}
 

@@ -1,11 +1,8 @@
 from __future__ import annotations
 
-from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework_simplejwt.exceptions import TokenError
-from rest_framework_simplejwt.serializers import TokenRefreshSerializer
 from rest_framework_simplejwt.tokens import RefreshToken
 
 from accounts.api.serializers import (
@@ -19,13 +16,19 @@ from accounts.api.serializers import (
     UserSerializer,
 )
 from accounts.selectors import api_keys_of
-from accounts.services import api_key_create, api_key_revoke, user_create
+from accounts.services import EmailTaken, api_key_create, api_key_revoke, refresh_token_rotate, user_create
+from accounts.throttle import login_attempt_begin, login_attempt_forget, login_authenticate
 from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 TAGS = ["auth"]
+
+
+def client_ip_of(request) -> str:
+    return getattr(request._request, "client_ip", None) or request.META.get("REMOTE_ADDR", "")
 
 
 class RegisterView(ApiView):
@@ -36,11 +39,25 @@ class RegisterView(ApiView):
         summary="Create an account",
         tags=TAGS,
         request=RegisterInput,
+        description=(
+            "A taken address is answered 409 and counts as one failed login for the client: over that "
+            "limit the answer is 429 with `Retry-After`."
+        ),
         responses={201: UserSerializer, 409: error_response("The e-mail address is taken.")},
     )
     def post(self, request):
         data = self.body(RegisterInput)
-        user = user_create(email=data["email"], password=data["password"])
+        # CONTRACT §2 answers a taken address 409, which tells that it exists; so each such answer
+        # costs the client one failed login (accounts.throttle), and enumerating is as slow as guessing.
+        attempt = login_attempt_begin(email=None, client_ip=client_ip_of(request))
+        try:
+            user = user_create(email=data["email"], password=data["password"])
+        except EmailTaken:
+            raise
+        except Exception:
+            login_attempt_forget(attempt)
+            raise
+        login_attempt_forget(attempt)
         return Response(UserSerializer(user).data, status=status.HTTP_201_CREATED)
 
 
@@ -52,11 +69,17 @@ class TokenView(ApiView):
         summary="Obtain an access and a refresh token",
         tags=TAGS,
         request=TokenInput,
+        description=(
+            "Failed attempts are limited per account (the e-mail, whether or not it has an account) and per "
+            "client (an IPv6 client per /64); over either limit the answer is 429 with `Retry-After`."
+        ),
         responses={200: TokenPairSerializer, 401: error_response("Wrong e-mail or password.")},
     )
     def post(self, request):
         data = self.body(TokenInput)
-        user = authenticate(request, email=data["email"], password=data["password"])
+        user = login_authenticate(
+            request=request, email=data["email"], password=data["password"], client_ip=client_ip_of(request)
+        )
         if user is None:
             raise exceptions.AuthenticationFailed("Wrong e-mail or password.")
         return Response(TokenPairSerializer.payload(RefreshToken.for_user(user)))
@@ -75,12 +98,7 @@ class TokenRefreshView(ApiView):
     )
     def post(self, request):
         data = self.body(RefreshInput)
-        serializer = TokenRefreshSerializer(data={"refresh": data["refresh"]})
-        try:
-            serializer.is_valid(raise_exception=True)
-        except (TokenError, exceptions.AuthenticationFailed, exceptions.ValidationError) as exc:
-            raise exceptions.AuthenticationFailed("The refresh token is invalid, used or expired.") from exc
-        return Response(TokenPairSerializer.payload(RefreshToken(serializer.validated_data["refresh"])))
+        return Response(TokenPairSerializer.payload(refresh_token_rotate(raw=data["refresh"])))
 
 
 class ApiKeyListView(ApiView):
@@ -105,6 +123,7 @@ class ApiKeyListView(ApiView):
         request=ApiKeyInput,
         responses={201: IssuedApiKeySerializer},
     )
+    @idempotent
     def post(self, request):
         data = self.body(ApiKeyInput)
         issued = api_key_create(user=request.user, name=data["name"])

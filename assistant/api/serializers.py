@@ -4,8 +4,9 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
 from assistant.catalogue import ATTACHMENT_TYPES, CHANNEL_CHOICES, IMAGE_PROVIDERS, OBJECTIVE_CHOICES, TONES
-from assistant.models import AssistantMessage
+from assistant.models import AssistantMessage, CreditTopUp, CreditTransaction
 from assistant.registry import IMAGE_MODELS, MODEL_IDS
+from core.api.fields import checkout_return_url
 
 # --- Assistant ---------------------------------------------------------------------------------------
 
@@ -59,8 +60,61 @@ class ImageModelSerializer(serializers.Serializer):
     description = serializers.CharField()
 
 
+class CreditPackSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="What to send as `pack` to `POST .../credits/top-up`.")
+    credits = serializers.IntegerField(min_value=1, help_text="Credits the pack adds.")
+    price = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="In major units, e.g. `5.00`.")
+    currency = serializers.CharField(help_text="ISO 4217, lower case.")
+
+
 class CreditBalanceSerializer(serializers.Serializer):
     credits = serializers.IntegerField(help_text="Your balance. Each image takes its model's `credit_cost`.")
+    packs = CreditPackSerializer(many=True, help_text="Credit packs on sale.")
+
+
+def _pack_ids() -> list[str]:
+    from django.conf import settings
+
+    return [pack["id"] for pack in settings.CREDIT_PACKS]
+
+
+class CreditTopUpInput(serializers.Serializer):
+    pack = serializers.ChoiceField(choices=_pack_ids(), help_text="A pack's `id` from `GET .../credits`.")
+    success_url = checkout_return_url(help_text="Where the checkout page links after paying (optional).")
+    cancel_url = checkout_return_url(help_text="Where the checkout page links after declining (optional).")
+
+
+class CreditTopUpPaymentSerializer(serializers.ModelSerializer):
+    """The marketplace's payment shape, for a credit pack."""
+
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
+    checkout_url = serializers.SerializerMethodField(help_text="The provider's hosted page where you pay, or null.")
+
+    class Meta:
+        model = CreditTopUp
+        fields = [
+            "id",
+            "provider",
+            "provider_payment_id",
+            "amount",
+            "currency",
+            "status",
+            "client_secret",
+            "checkout_url",
+        ]
+
+    def get_checkout_url(self, top_up: CreditTopUp) -> str | None:
+        return top_up.checkout_url or None
+
+
+class CreditTransactionSerializer(serializers.ModelSerializer):
+    delta = serializers.IntegerField(help_text="The change: positive adds credits, negative takes them.")
+    balance_after = serializers.IntegerField(help_text="Your balance right after this change.")
+
+    class Meta:
+        model = CreditTransaction
+        fields = ["id", "kind", "delta", "balance_after", "reason", "reference", "created_at"]
 
 
 class ImageModelField(serializers.ChoiceField):

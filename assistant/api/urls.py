@@ -8,6 +8,12 @@ urlpatterns = [
     path("assistant/me", views.AssistantMeView.as_view(), name="assistant-me"),
     path("allmodelchat/models", views.ImageModelsView.as_view(), name="allmodelchat-models"),
     path("allmodelchat/credits", views.CreditsView.as_view(), name="allmodelchat-credits"),
+    path("allmodelchat/credits/top-up", views.CreditTopUpView.as_view(), name="allmodelchat-credits-top-up"),
+    path(
+        "allmodelchat/credits/transactions",
+        views.CreditTransactionsView.as_view(),
+        name="allmodelchat-credits-transactions",
+    ),
     path("allmodelchat/generate/image", views.ImageGenerateView.as_view(), name="allmodelchat-generate-image"),
     path("brief/generate", tools_views.BriefGenerateView.as_view(), name="brief-generate"),
     path("brief/suggestions", tools_views.BriefSuggestionsView.as_view(), name="brief-suggestions"),

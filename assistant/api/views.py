@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.files.storage import default_storage
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
@@ -13,15 +13,19 @@ from assistant.api.serializers import (
     AssistantMessageInput,
     ConversationSerializer,
     CreditBalanceSerializer,
+    CreditTopUpInput,
+    CreditTopUpPaymentSerializer,
+    CreditTransactionSerializer,
     ImageGenerateInput,
     ImageGenerationResultSerializer,
     ImageModelSerializer,
 )
 from assistant.registry import IMAGE_MODELS, default_model
 from core.access import Access
-from core.api.pagination import PageQuery, envelope, render_page
+from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 LLM_FAILED = error_response("The language model failed (`provider_error`); nothing was stored.")
 LLM_UNAVAILABLE = error_response("The language model is not configured or cannot be reached (`provider_unavailable`).")
@@ -41,6 +45,7 @@ class AssistantMessagesView(ApiView):
         request=AssistantMessageInput,
         responses={201: AssistantExchangeSerializer, 502: LLM_FAILED, 503: LLM_UNAVAILABLE},
     )
+    @idempotent
     def post(self, request):
         data = self.body(AssistantMessageInput)
         attachments = [dict(a) for a in data.get("attachments", [])]
@@ -113,12 +118,134 @@ class CreditsView(ApiView):
 
     @extend_schema(
         operation_id="allmodelchat_credits",
-        summary="Your credit balance",
+        summary="Your credit balance and the credit packs on sale",
+        description="Buy a pack with `POST /api/v1/allmodelchat/credits/top-up`.",
         tags=["allmodelchat"],
         responses=CreditBalanceSerializer,
+        examples=[
+            OpenApiExample(
+                "Balance and packs",
+                response_only=True,
+                value={
+                    "credits": 10,
+                    "packs": [
+                        {"id": "small", "credits": 20, "price": "5.00", "currency": "usd"},
+                        {"id": "medium", "credits": 100, "price": "20.00", "currency": "usd"},
+                    ],
+                },
+            )
+        ],
     )
     def get(self, request):
-        return Response(CreditBalanceSerializer({"credits": selectors.credit_balance(user=request.user)}).data)
+        data = {"credits": selectors.credit_balance(user=request.user), "packs": selectors.credit_packs()}
+        return Response(CreditBalanceSerializer(data).data)
+
+
+class CreditTopUpView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="allmodelchat_credits_top_up",
+        summary="Buy a credit pack",
+        description=(
+            "Creates a payment for the pack at the payment provider (metadata `kind=credit_top_up`). Pay it at "
+            "`checkout_url` (a hosted page, which links back to `success_url` / `cancel_url` when given) or with "
+            "`client_secret`. When the payment succeeds the pack's credits are added to your balance, once "
+            "however often the provider repeats the event; a failed payment adds nothing. 422 for an unknown pack."
+        ),
+        tags=["allmodelchat"],
+        request=CreditTopUpInput,
+        responses={
+            201: CreditTopUpPaymentSerializer,
+            502: error_response("The payment provider refused (`provider_error`); nothing was created."),
+            503: error_response("The payment provider is unavailable (`provider_unavailable`); nothing was created."),
+        },
+        examples=[
+            OpenApiExample(
+                "Buy the small pack",
+                request_only=True,
+                value={"pack": "small", "success_url": "https://app.example.com/credits?paid=1"},
+            ),
+            OpenApiExample(
+                "The payment to make",
+                response_only=True,
+                status_codes=["201"],
+                value={
+                    "id": "6f1c2d3e-4b5a-4c6d-8e7f-901234567890",
+                    "provider": "local",
+                    "provider_payment_id": "pi_3Kx9aBcDeFgHiJkLmNoPqRsT",
+                    "amount": "5.00",
+                    "currency": "usd",
+                    "status": "requires_payment",
+                    "client_secret": "pi_3Kx9aBcDeFgHiJkLmNoPqRsT_secret_a1b2c3",
+                    "checkout_url": "https://127.0.0.1:8443/checkout/Qm9vb1h2c3Vy...",
+                },
+            ),
+        ],
+    )
+    def post(self, request):
+        data = self.body(CreditTopUpInput)
+        top_up = services.credit_top_up_start(user=request.user, **data)
+        return Response(CreditTopUpPaymentSerializer(top_up).data, status=status.HTTP_201_CREATED)
+
+
+class CreditTransactionsView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="allmodelchat_credits_transactions",
+        summary="Your credit ledger, newest first",
+        description=(
+            "Every change of your balance: `grant` (on registration), `purchase` (a credit pack), "
+            "`image_generation` (a spend), `image_refund` (a failed image given back) and `adjustment` (by staff)."
+        ),
+        tags=["allmodelchat"],
+        parameters=[PageQuery],
+        responses=envelope(CreditTransactionSerializer),
+        examples=[
+            OpenApiExample(
+                "A grant, a spend and a purchase",
+                response_only=True,
+                value={
+                    "items": [
+                        {
+                            "id": "0b7e1d2c-3f4a-4b5c-9d6e-7f8091a2b3c4",
+                            "kind": "purchase",
+                            "delta": 20,
+                            "balance_after": 29,
+                            "reason": "Bought the small pack (5.00 USD)",
+                            "reference": "6f1c2d3e-4b5a-4c6d-8e7f-901234567890",
+                            "created_at": "2026-01-05T10:02:00Z",
+                        },
+                        {
+                            "id": "1c8f2e3d-4a5b-4c6d-8e7f-9012a3b4c5d6",
+                            "kind": "image_generation",
+                            "delta": -1,
+                            "balance_after": 9,
+                            "reason": "Image with local-canvas-1",
+                            "reference": "2d9a3f4e-5b6c-4d7e-8f90-a1b2c3d4e5f6",
+                            "created_at": "2026-01-05T10:01:00Z",
+                        },
+                        {
+                            "id": "2d9a3f4e-5b6c-4d7e-8f90-a1b2c3d4e5f7",
+                            "kind": "grant",
+                            "delta": 10,
+                            "balance_after": 10,
+                            "reason": "Welcome: 10 credits",
+                            "reference": "",
+                            "created_at": "2026-01-05T10:00:00Z",
+                        },
+                    ],
+                    "total": 3,
+                    "has_more": False,
+                },
+            )
+        ],
+    )
+    def get(self, request):
+        params = self.query(PageQuery)
+        rows, total, has_more = page(selectors.credit_transactions(user=request.user), **params)
+        return Response(render_page(CreditTransactionSerializer, rows, total, has_more))
 
 
 class ImageGenerateView(ApiView):
@@ -143,6 +270,7 @@ class ImageGenerateView(ApiView):
             ),
         },
     )
+    @idempotent
     def post(self, request):
         data = self.body(ImageGenerateInput)
         generation = services.image_generate(

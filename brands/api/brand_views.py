@@ -21,6 +21,7 @@ from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 BRAND_TAGS = ["brands"]
 KIT_TAGS = ["brand kits"]
@@ -49,6 +50,7 @@ class BrandListView(ApiView):
         request=BrandInput,
         responses={201: BrandSerializer},
     )
+    @idempotent
     def post(self, request):
         data = self.body(BrandInput)
         brand = services.brand_create(owner=request.user, data=data)
@@ -129,6 +131,7 @@ class BrandKitListView(ApiView):
         request=BrandKitInput,
         responses={201: BrandKitSerializer, 404: error_response("No such brand (brand_id), or not yours.")},
     )
+    @idempotent
     def post(self, request):
         data = self.body(BrandKitInput)
         kit = services.brand_kit_create(owner=request.user, brand_id=data.pop("brand_id"), data=data)
@@ -170,6 +173,7 @@ class BrandKitLinkTeamView(ApiView):
         request=None,
         responses=LinkTeamSerializer,
     )
+    @idempotent
     def post(self, request, kit_id, team_id):
         result = services.brand_kit_link_team(owner=request.user, kit_id=kit_id, team_id=team_id)
         return Response(

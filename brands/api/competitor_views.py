@@ -17,6 +17,7 @@ from brands.services import competitors as services
 from core.access import Access
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 TAGS = ["competitors"]
 NAME_ONLY = error_response("`name_only`: a brand_kit row cannot be changed here; edit the kit's competitor_names.")
@@ -59,6 +60,7 @@ class CompetitorListView(ApiView):
             409: error_response("`duplicate_competitor`: the roster already has a competitor with this name."),
         },
     )
+    @idempotent
     def post(self, request, brand_id):
         data = self.body(CompetitorInput)
         row = services.competitor_add(owner=request.user, brand_id=brand_id, data=data)
@@ -109,6 +111,7 @@ class CompetitorRestoreView(ApiView):
             409: error_response("`invalid_state`: the competitor is not removed; `name_only`: a brand_kit row."),
         },
     )
+    @idempotent
     def post(self, request, brand_id, competitor_id):
         row = services.competitor_restore(owner=request.user, brand_id=brand_id, competitor_id=competitor_id)
         return Response(CompetitorSerializer(row).data)

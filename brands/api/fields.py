@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from brands.matching import normalize_domain
 
+# The forms DomainField takes, for the schema: a host name with at least one dot, optionally with a scheme and
+# a path ("acme.com", "https://www.acme.com/about"). The field itself parses with urlsplit and checks the host.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+DOMAIN_PATTERN = rf"^(?:https?://)?(?:{_LABEL}\.)+{_LABEL}\.?(?:/[!-~]*)?$"
 
+
+@extend_schema_field({"type": "string", "maxLength": 253, "pattern": DOMAIN_PATTERN})
 class DomainField(serializers.CharField):
     """A host name (scheme, path and "www." are dropped: `https://www.Acme.com/x` → `acme.com`)."""
 

@@ -41,6 +41,14 @@ class TrackedGroupCreateInput(_MembersInput):
 
 
 class TrackedGroupMembersInput(_MembersInput):
+    # Merged into the schema by core.api.schema.AutoSchema: at least one of the two lists, not empty.
+    openapi_extra = {
+        "anyOf": [
+            {"required": ["advertiser_ids"], "properties": {"advertiser_ids": {"minItems": 1}}},
+            {"required": ["advertisers"], "properties": {"advertisers": {"minItems": 1}}},
+        ]
+    }
+
     def validate(self, attrs):
         if not attrs.get("advertiser_ids") and not attrs.get("advertisers"):
             raise serializers.ValidationError("Give advertiser_ids or advertisers.", code="members_required")

@@ -29,6 +29,7 @@ from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 TAGS = ["brand intelligence"]
 
@@ -62,6 +63,7 @@ class TrackedGroupListView(ApiView):
         request=TrackedGroupCreateInput,
         responses={201: TrackedGroupSerializer},
     )
+    @idempotent
     def post(self, request, brand_id):
         data = self.body(TrackedGroupCreateInput)
         group = services.tracked_group_create(
@@ -137,6 +139,7 @@ class TrackedGroupMembersView(ApiView):
         request=TrackedGroupMembersInput,
         responses=TrackedGroupSerializer,
     )
+    @idempotent
     def post(self, request, brand_id, group_id):
         data = self.body(TrackedGroupMembersInput)
         services.tracked_group_add_members(

@@ -11,6 +11,7 @@ from brands.services import publications as services
 from core.access import Access
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 
 TAGS = ["publications"]
 
@@ -43,6 +44,7 @@ class BrandPublicationListView(ApiView):
         request=PublicationCreateInput,
         responses={201: PublicationSerializer},
     )
+    @idempotent
     def post(self, request, brand_id):
         data = self.body(PublicationCreateInput)
         publication = services.publication_create(owner=request.user, brand_id=brand_id, data=data)
@@ -64,6 +66,7 @@ class PublicationConfirmView(ApiView):
             409: error_response("`invalid_state`: not a preflight, or the preflight has expired."),
         },
     )
+    @idempotent
     def post(self, request, publication_id):
         publication = services.publication_confirm(owner=request.user, publication_id=publication_id)
         return Response(PublicationSerializer(publication).data)
@@ -82,6 +85,7 @@ class PublicationCancelView(ApiView):
             409: error_response("`invalid_state`: only preflight and queued publications can be cancelled."),
         },
     )
+    @idempotent
     def post(self, request, publication_id):
         publication = services.publication_cancel(owner=request.user, publication_id=publication_id)
         return Response(PublicationSerializer(publication).data)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-import httpx
 from django.utils import timezone
 
 from brands.audits.classification import classify
@@ -17,10 +16,9 @@ from brands.models import Brand, ResearchModule, TrackedGroupMember
 from brands.selectors.competitors import competitor_roster
 from brands.services.competitors import competitors_discover
 from brands.services.research import AuditFailed, AuditOutcome
-from core.outbound import UnsafeURL, fetch
+from core.outbound import OutboundError, UnsafeURL, fetch
 from core.pagefacts import extract_page_facts
 
-WEBSITE_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 WEBSITE_MAX_BYTES = 2 * 1024 * 1024
 
 
@@ -62,11 +60,11 @@ def _page(brand: Brand) -> dict:
     if not brand.website_url:
         raise AuditFailed("The brand has no website URL.")
     try:
-        result = fetch(brand.website_url, timeout=WEBSITE_TIMEOUT, max_bytes=WEBSITE_MAX_BYTES)
+        result = fetch(brand.website_url, max_bytes=WEBSITE_MAX_BYTES)
     except UnsafeURL as exc:
         raise AuditFailed(f"The website URL may not be fetched: {exc}") from exc
-    except httpx.HTTPError as exc:
-        raise AuditFailed(f"The website could not be reached ({type(exc).__name__}).") from exc
+    except OutboundError as exc:
+        raise AuditFailed(f"The website could not be reached ({exc}).") from exc
     if result.status_code >= 400:
         raise AuditFailed(f"The website answered HTTP {result.status_code}.")
     return {

@@ -10,7 +10,12 @@ from brands.models.brand import Brand, ResearchModule
 
 
 class Advertiser(models.Model):
-    """An advertiser as the ad libraries know it. Shared by everyone; found or created by domain."""
+    """An advertiser as the ad libraries know it. Shared by everyone; found or created by domain.
+
+    Shared identity only: `name` comes from system sources (competitor seeds, the admin) or is the
+    domain itself. What a user types for an advertiser is that user's display name and lives on
+    their membership row (TrackedGroupMember.display_name), so it never changes what others see.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
@@ -65,6 +70,11 @@ class TrackedGroupMember(models.Model):
     advertiser = models.ForeignKey(Advertiser, on_delete=models.CASCADE, related_name="memberships")
     module = models.CharField(
         max_length=30, blank=True, default=SHARED, choices=[("", "shared"), *ResearchModule.choices]
+    )
+    display_name = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The name this group's owner gave the advertiser; blank: the advertiser's own name.",
     )
     added_at = models.DateTimeField(auto_now_add=True)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -75,6 +76,28 @@ def _kit_row_json(brand: Brand, kit_id: UUID, created_at: datetime, updated_at: 
     return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 
 
+KitNames = tuple[UUID, list[str], datetime, datetime]  # a kit's id, competitor_names, created_at, updated_at
+
+
+def merge_kit_names(discovered_keys: Iterable[str], kits: Iterable[KitNames]) -> list[tuple[str, ...]]:
+    """CONTRACT §11's merge, as a pure function of its inputs: the kit names (kits oldest first)
+    that duplicate neither a discovered row (the discovered row wins) nor an earlier kit name, as
+    sort-ready tuples (casefolded name, row id, name, key, kit id, created_at, updated_at) in roster
+    order. Building and querying brands.matching.NameIndex is about linear in the names (issue 14
+    row 11); the result depends on nothing else, so it can be cached per input."""
+    index = NameIndex(discovered_keys)
+    kit_rows = []
+    for kit_id, names, created_at, updated_at in kits:
+        for name in names:
+            key = normalize_name(name)
+            if index.match(key) is not None:
+                continue
+            index.add(key)
+            kit_rows.append((name.casefold(), str(kit_row_id(kit_id, key)), name, key, kit_id, created_at, updated_at))
+    kit_rows.sort()
+    return kit_rows
+
+
 def competitor_roster_json(brand: Brand, *, removed: bool = False) -> str:
     """The roster as a JSON array: the active roster, or (removed=True) only the removed seed rows
     (SPEC rule 3)."""
@@ -83,21 +106,10 @@ def competitor_roster_json(brand: Brand, *, removed: bool = False) -> str:
     )
     parts = [r.json for r in discovered]
     if not removed:
-        index = NameIndex(r.key for r in discovered)
-        kit_rows = []
         kits = BrandKit.objects.filter(brand=brand).order_by("created_at", "id")
-        for kit_id, names, created_at, updated_at in kits.values_list(
-            "id", "competitor_names", "created_at", "updated_at"
-        ):
-            for name in names:
-                key = normalize_name(name)
-                if index.match(key) is not None:
-                    continue
-                index.add(key)
-                kit_rows.append(
-                    (name.casefold(), str(kit_row_id(kit_id, key)), name, key, kit_id, created_at, updated_at)
-                )
-        kit_rows.sort()
+        kit_rows = merge_kit_names(
+            (r.key for r in discovered), kits.values_list("id", "competitor_names", "created_at", "updated_at")
+        )
         parts += [_kit_row_json(brand, k[4], k[5], k[6], k[2], k[3]) for k in kit_rows]
     return "[" + ",".join(parts) + "]"
 

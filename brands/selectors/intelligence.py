@@ -7,9 +7,26 @@ from uuid import UUID
 
 from django.db.models import Prefetch, QuerySet
 
-from brands.models import Advertiser, Artifact, Brand, TrackedGroup, TrackedGroupMember
+from brands.models import Artifact, Brand, TrackedGroup, TrackedGroupMember
 from brands.models.intelligence import SHARED
 from core.errors import NotFound
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member as its group's owner sees it: the shared advertiser's identity under the display
+    name this membership gave it (the advertiser's own name when it gave none)."""
+
+    id: UUID  # the advertiser's
+    name: str
+    domain: str
+    industry: str
+    avatar_url: str
+
+    @classmethod
+    def of(cls, membership: TrackedGroupMember) -> Member:
+        a = membership.advertiser
+        return cls(a.id, membership.display_name or a.name, a.domain, a.industry, a.avatar_url)
 
 
 @dataclass(frozen=True)
@@ -19,7 +36,7 @@ class GroupView:
     group: TrackedGroup
     module: str | None
     forked: bool
-    members: list[Advertiser]
+    members: list[Member]
 
     def __getattr__(self, name):  # id, name, created_at, ... come from the group
         return getattr(self.group, name)
@@ -52,7 +69,7 @@ def group_view(group: TrackedGroup, module: str | None) -> GroupView:
         scope = SHARED
     else:
         return GroupView(group, module, False, [])
-    members = [m.advertiser for m in group.memberships.all() if m.module == scope]
+    members = [Member.of(m) for m in group.memberships.all() if m.module == scope]
     return GroupView(group, module, forked, members)
 
 

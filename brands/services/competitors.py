@@ -57,9 +57,10 @@ class DuplicateCompetitor(Conflict):
     default_message = "The roster already has a competitor with this name."
 
 
-def _resolve_advertiser(target: BrandCompetitor, domain: str, name: str) -> None:
+def _resolve_advertiser(target: BrandCompetitor, domain: str) -> None:
+    """The shared advertiser for the row's domain; the row's (user-typed) name stays on the row."""
     if domain:
-        target.advertiser = advertisers_for_domains({domain: name})[domain]
+        target.advertiser = advertisers_for_domains([domain])[domain]
         target.advertiser_resolved_at = timezone.now()
     else:
         target.advertiser = None
@@ -91,7 +92,7 @@ def competitor_add(*, owner, brand_id: UUID, data: dict[str, Any]) -> dict[str, 
         analysis_data={"added_manually": True, "added_by": str(owner.id), "added_at": now.isoformat()},
         **fields,
     )
-    _resolve_advertiser(copy, copy.canonical_domain, copy.name)
+    _resolve_advertiser(copy, copy.canonical_domain)
     copy.save()
     return competitor_row(brand, seed=None, copy=copy)
 
@@ -121,7 +122,7 @@ def competitor_update(*, owner, brand_id: UUID, competitor_id: UUID, changes: di
             edited.append(field)
     copy.edited_fields = edited
     if "canonical_domain" in changes:
-        _resolve_advertiser(copy, copy.canonical_domain, copy.name)
+        _resolve_advertiser(copy, copy.canonical_domain)
     copy.save()
     return competitor_row(brand, seed=seed, copy=copy)
 
@@ -204,12 +205,12 @@ def _resolve_identities(brand: Brand) -> int:
         for c in BrandCompetitor.objects.filter(brand=brand, advertiser__isnull=True).exclude(canonical_domain="")
         if c.seed_id is None or "canonical_domain" in c.edited_fields
     ]
-    wanted = {}
-    for row in [*seeds, *copies]:
-        domain = normalize_domain(row.canonical_domain)
-        if domain:
-            wanted.setdefault(domain, row.name)
-    advertisers = advertisers_for_domains(wanted)
+    seed_names: dict[str, str] = {}  # seeds are system data: their names may name a new advertiser
+    for seed in seeds:
+        if domain := normalize_domain(seed.canonical_domain):
+            seed_names.setdefault(domain, seed.name)
+    domains = [normalize_domain(row.canonical_domain) for row in [*seeds, *copies]]
+    advertisers = advertisers_for_domains([d for d in domains if d], system_names=seed_names)
     resolved = 0
     for model, rows in ((CompetitorSeed, seeds), (BrandCompetitor, copies)):
         for row in rows:
@@ -230,8 +231,12 @@ def competitors_discover(*, brand: Brand) -> dict[str, Any]:
         resolved = _resolve_identities(brand)
     roster = competitor_roster(brand)
     discovered = [r for r in roster if r["source"] == "seo_discovery"]
-    advertiser_ids = [r["advertiser_id"] for r in discovered if r["advertiser_id"]]
-    group = competitors_group_sync(brand=brand, advertisers=list(Advertiser.objects.filter(id__in=advertiser_ids)))
+    names: dict[str, str] = {}  # advertiser id -> the name the brand's roster shows (first row wins)
+    for r in discovered:
+        if r["advertiser_id"]:
+            names.setdefault(r["advertiser_id"], r["name"])
+    by_id = {str(a.id): a for a in Advertiser.objects.filter(id__in=names)}
+    group = competitors_group_sync(brand=brand, advertisers=[(by_id[i], n) for i, n in names.items() if i in by_id])
     return {
         "roster_size": len(roster),
         "discovered": len(discovered),

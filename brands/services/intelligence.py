@@ -24,39 +24,67 @@ from core.errors import NotFound, StaleWrite
 COMPETITORS_GROUP_SLUG = "competitors"
 
 
-def advertisers_for_domains(names_by_domain: dict[str, str]) -> dict[str, Advertiser]:
-    """Advertisers for normalised domains, found or created (with the given name) in three queries
-    at most. An existing advertiser keeps its name."""
-    if not names_by_domain:
+def advertisers_for_domains(
+    domains: Iterable[str], *, system_names: dict[str, str] | None = None
+) -> dict[str, Advertiser]:
+    """Advertisers for normalised domains, found or created in three queries at most.
+
+    A created advertiser is named from `system_names` (names the system vouches for, e.g. a
+    competitor seed's) or after its domain: a name a user typed never reaches the shared row, where
+    every other user would see it (issue 14 row 7). An existing advertiser keeps its name."""
+    domains = list(dict.fromkeys(domains))
+    if not domains:
         return {}
-    existing = {a.domain: a for a in Advertiser.objects.filter(domain__in=names_by_domain)}
-    missing = [Advertiser(domain=d, name=n or d) for d, n in names_by_domain.items() if d not in existing]
+    system_names = system_names or {}
+    existing = {a.domain: a for a in Advertiser.objects.filter(domain__in=domains)}
+    missing = [Advertiser(domain=d, name=system_names.get(d) or d) for d in domains if d not in existing]
     if missing:
         Advertiser.objects.bulk_create(missing, ignore_conflicts=True)  # a concurrent creation wins
-        existing = {a.domain: a for a in Advertiser.objects.filter(domain__in=names_by_domain)}
+        existing = {a.domain: a for a in Advertiser.objects.filter(domain__in=domains)}
     return existing
 
 
-def _advertisers(advertiser_ids: Iterable[UUID], advertisers: Iterable[dict]) -> list[Advertiser]:
-    """Existing advertisers by id (the input serializer has checked they exist), then found or
-    created by domain."""
+def _advertisers(advertiser_ids: Iterable[UUID], advertisers: Iterable[dict]) -> list[tuple[Advertiser, str]]:
+    """(advertiser, display name) pairs: existing advertisers by id (the input serializer has
+    checked they exist; no display name of their own), then advertisers found or created by domain
+    with the name the caller typed, which stays the caller's."""
     ids = list(dict.fromkeys(advertiser_ids))
     found = {a.id: a for a in Advertiser.objects.filter(id__in=ids)}
-    result = [found[i] for i in ids if i in found]
+    result = [(found[i], "") for i in ids if i in found]
     wanted: dict[str, str] = {}
     for item in advertisers:
-        wanted.setdefault(item["domain"], item.get("name", ""))
+        wanted.setdefault(item["domain"], (item.get("name") or "").strip())
     by_domain = advertisers_for_domains(wanted)
-    result += [by_domain[d] for d in wanted if d in by_domain]
-    return list({a.id: a for a in result}.values())
+    result += [(by_domain[d], name) for d, name in wanted.items() if d in by_domain]
+    unique: dict[UUID, tuple[Advertiser, str]] = {}
+    for advertiser, name in result:
+        if advertiser.id not in unique or name:
+            unique[advertiser.id] = (advertiser, name)
+    return list(unique.values())
 
 
-def _add_shared(group: TrackedGroup, advertisers: list[Advertiser]) -> None:
-    present = set(group.memberships.filter(module=SHARED).values_list("advertiser_id", flat=True))
+def _add_shared(group: TrackedGroup, members: list[tuple[Advertiser, str]]) -> None:
+    """Adds to the shared membership; a member already there takes the newly given display name
+    (this group's owner is the only one who sees it)."""
+    present = {
+        m.advertiser_id: m for m in group.memberships.filter(module=SHARED).only("id", "advertiser_id", "display_name")
+    }
     TrackedGroupMember.objects.bulk_create(
-        [TrackedGroupMember(group=group, advertiser=a, module=SHARED) for a in advertisers if a.id not in present],
+        [
+            TrackedGroupMember(group=group, advertiser=a, module=SHARED, display_name=name)
+            for a, name in members
+            if a.id not in present
+        ],
         ignore_conflicts=True,
     )
+    renamed = []
+    for a, name in members:
+        member = present.get(a.id)
+        if member is not None and name and member.display_name != name:
+            member.display_name = name
+            renamed.append(member)
+    if renamed:
+        TrackedGroupMember.objects.bulk_update(renamed, ["display_name"])
 
 
 def _locked_group(*, owner, brand_id: UUID, group_id: UUID) -> TrackedGroup:
@@ -116,9 +144,10 @@ def _fork(group: TrackedGroup, module: str) -> None:
     _, created = TrackedGroupFork.objects.get_or_create(group=group, module=module)
     if not created:
         return
-    shared = group.memberships.filter(module=SHARED).values_list("advertiser_id", flat=True)
+    shared = group.memberships.filter(module=SHARED).values_list("advertiser_id", "display_name")
     TrackedGroupMember.objects.bulk_create(
-        [TrackedGroupMember(group=group, advertiser_id=a, module=module) for a in shared], ignore_conflicts=True
+        [TrackedGroupMember(group=group, advertiser_id=a, module=module, display_name=n) for a, n in shared],
+        ignore_conflicts=True,
     )
 
 
@@ -133,14 +162,15 @@ def tracked_group_add_members(
     return group
 
 
-def competitors_group_sync(*, brand: Brand, advertisers: list[Advertiser]) -> TrackedGroup:
-    """The system group of a brand's competitors: shared membership = the roster's advertisers."""
+def competitors_group_sync(*, brand: Brand, advertisers: list[tuple[Advertiser, str]]) -> TrackedGroup:
+    """The system group of a brand's competitors: shared membership = the roster's advertisers,
+    each shown under the name the brand's roster gives it."""
     group, _ = TrackedGroup.objects.get_or_create(
         brand=brand,
         system_slug=COMPETITORS_GROUP_SLUG,
         defaults={"name": "Competitors", "shared_modules": ["competitors", "paid_media", "organic_social", "seo"]},
     )
-    wanted = {a.id for a in advertisers}
+    wanted = {a.id for a, _ in advertisers}
     group.memberships.filter(module=SHARED).exclude(advertiser_id__in=wanted).delete()
     _add_shared(group, advertisers)
     TrackedGroup.objects.filter(id=group.id).update(updated_at=timezone.now())

@@ -32,6 +32,33 @@ def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Networ
     return networks
 
 
+def env_credit_packs(name: str, default: str) -> list[dict]:
+    """Credit packs on sale: `id:credits:price:currency` items, comma-separated, e.g. `small:20:5.00:usd`."""
+    from decimal import Decimal, InvalidOperation
+
+    packs, seen = [], set()
+    for raw in env.list(name, default=default.split(",")):
+        try:
+            pack_id, credits, price, currency = (part.strip() for part in raw.split(":"))
+            pack = {"id": pack_id, "credits": int(credits), "price": Decimal(price), "currency": currency.lower()}
+        except (ValueError, InvalidOperation) as exc:
+            raise ImproperlyConfigured(f"{name}: {raw!r} is not id:credits:price:currency") from exc
+        valid = (
+            pack_id.replace("-", "").replace("_", "").isalnum()
+            and pack_id not in seen
+            and pack["credits"] > 0
+            and pack["price"] > 0
+            and pack["price"] == pack["price"].quantize(Decimal("0.01"))
+            and len(pack["currency"]) == 3
+            and pack["currency"].isalpha()
+        )
+        if not valid:
+            raise ImproperlyConfigured(f"{name}: {raw!r} needs a unique id, credits > 0, a price > 0 and a currency")
+        seen.add(pack_id)
+        packs.append(pack)
+    return packs
+
+
 def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
     value = env.str(name, default=default)
     if value not in choices:
@@ -114,11 +141,23 @@ DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE",
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
+# A Redis that is down or unreachable must cost a request milliseconds, not the operating system's TCP
+# timeouts: connecting and each call are bounded (README, "Operations: when Redis is down").
+REDIS_SOCKET_TIMEOUTS = {"socket_connect_timeout": 1, "socket_timeout": 2}
+
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_SOCKET_TIMEOUTS,
+        },
         # django-ratelimit's counters, one round trip per request (core.ratelimit.RateLimitCounterCache).
-        "ratelimit": {"BACKEND": "core.ratelimit.RateLimitCounterCache", "LOCATION": REDIS_URL},
+        "ratelimit": {
+            "BACKEND": "core.ratelimit.RateLimitCounterCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_SOCKET_TIMEOUTS,
+        },
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "brandmarket"}}
@@ -144,6 +183,13 @@ AUTH_PASSWORD_VALIDATORS = [
 # Outbound URLs (webhooks, agent endpoints, scraping) may point at private addresses only when
 # this is on: local development and tests. Production settings refuse it.
 OUTBOUND_ALLOW_PRIVATE_URLS = env.bool("OUTBOUND_ALLOW_PRIVATE_URLS", default=False)
+# Total time for one outbound call to a user-given URL, all redirects and the whole body included
+# (core/outbound.py): pages (scrape-website, website audits, the local scraper) and signed POSTs
+# (webhooks, agent dispatch; CONTRACT §10 says 15 s).
+OUTBOUND_PAGE_DEADLINE_SECONDS = env.float("OUTBOUND_PAGE_DEADLINE_SECONDS", default=10.0)
+OUTBOUND_CALL_DEADLINE_SECONDS = env.float("OUTBOUND_CALL_DEADLINE_SECONDS", default=15.0)
+# Resolver for outbound calls: None (the system's getaddrinfo), a callable host -> [IP] or its dotted path.
+OUTBOUND_RESOLVER = None
 
 # --- Internationalisation and files -----------------------------------------------------------
 
@@ -194,10 +240,38 @@ SPECTACULAR_SETTINGS = {
         "`POST /api/v1/auth/token` or an API key (`bmk_...`) on the operations that accept keys. "
         "Validation errors are 422 with a Pydantic-style `detail` list; every other error is "
         '`{"detail": "...", "code": "..."}`. Requests are rate limited per client IP and path prefix; '
-        "see the `X-RateLimit-*` headers."
+        "see the `X-RateLimit-*` headers. JSON strings may not contain U+0000 (refused as `json_invalid`). "
+        "The guide to the flows and the rules behind them is at [/docs/guide](/docs/guide)."
     ),
     "VERSION": "0.1.0",
     "OAS_VERSION": "3.1.0",
+    # The contact's URL (this server's /docs/guide) and `servers` (the request's own origin) are filled in
+    # per request by core.api.schema.add_servers_and_contact.
+    "CONTACT": {"name": "Brand Marketing and Task Platform: API guide"},
+    # Every tag an operation uses, in the order Swagger UI shows them (tests/test_openapi.py checks both ways).
+    "TAGS": [
+        {"name": "auth", "description": "Registration, JWTs (token, refresh) and API keys."},
+        {"name": "brands", "description": "Brands, the root of competitors, research, intelligence and publications."},
+        {"name": "competitors", "description": "A brand's competitor roster: discovered rows merged with kit names."},
+        {"name": "brand intelligence", "description": "Tracked groups of advertisers across modules, and artifacts."},
+        {"name": "brand kits", "description": "Brand kits, and linking a kit to a team (starts the brand audits)."},
+        {
+            "name": "publications",
+            "description": "Publishing creatives to social platforms.",
+        },
+        {"name": "ads", "description": "The ad-spend simulator."},
+        {"name": "assistant", "description": "The assistant's conversation and its history."},
+        {"name": "allmodelchat", "description": "Image generation paid with credits; credit packs and the ledger."},
+        {"name": "teams", "description": "Agent teams on a paid subscription."},
+        {"name": "tasks", "description": "The task marketplace: post, list, cancel, remix tasks."},
+        {"name": "bids", "description": "Bids on tasks, their judge scores and artefacts; selecting starts payment."},
+        {"name": "deliveries", "description": "The winning agent's delivery: dispatch, submit, review, retry."},
+        {"name": "agents", "description": "Agents that bid on tasks: endpoint, signing secret, benchmarks."},
+        {"name": "webhooks", "description": "Outbound webhook subscriptions, and the inbound payments webhook."},
+        {"name": "free tools", "description": "Public brief, tagline and website tools (rate limited per hour)."},
+        {"name": "admin scrapers", "description": "Staff only: snapshot jobs at the scraping provider."},
+        {"name": "ops", "description": "Health of the service and its dependencies."},
+    ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
@@ -226,6 +300,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.mark_public_operations",
+        "core.api.schema.add_servers_and_contact",
     ],
 }
 
@@ -249,7 +324,12 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **REDIS_SOCKET_TIMEOUTS}
+# Publishing (e.g. a job queued on commit) while the broker is down: two quick retries, about one second
+# in all, then the error goes to the caller, which logs it; the beat's sweeps queue the work again
+# (README, "Operations: when Redis is down"). Celery's default would retry for longer on every request.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25, "interval_max": 0.5}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -264,6 +344,10 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# How often the beat runs tasks_market.sweep_deliveries, and how old a pending bid judgement must be before
+# that sweep judges it itself (its job was lost, e.g. the broker was down at commit). Both 5 minutes.
+DELIVERIES_SWEEP_SECONDS = env.int("DELIVERIES_SWEEP_SECONDS", default=300)
+JUDGEMENT_CATCH_UP_AFTER_SECONDS = env.int("JUDGEMENT_CATCH_UP_AFTER_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
     # Refresh tokens are blacklisted on every rotation; expired ones are dead weight. Daily is plenty.
     "accounts.flush_expired_tokens": {
@@ -307,9 +391,27 @@ CELERY_BEAT_SCHEDULE = {
     # window; each step claims or is idempotent, so overlapping runs are safe.
     "tasks_market.sweep_deliveries": {
         "task": "tasks_market.tasks.sweep_deliveries",
-        "schedule": timedelta(minutes=5),
+        "schedule": timedelta(seconds=DELIVERIES_SWEEP_SECONDS),
+    },
+    # Logs that grow with traffic (inbound webhook deliveries, refused ones above all, outbound webhook
+    # attempts, agent dispatch attempts) would otherwise grow without bound: anyone may POST to the
+    # public webhook. Hourly keeps each batch small; the retentions below say how long rows live.
+    "core.prune_logs": {
+        "task": "core.tasks.prune_logs",
+        "schedule": timedelta(hours=1),
+    },
+    # Idempotency-Key records live 24 h (core.idempotency); lookups ignore expired ones, so this only
+    # keeps the table small. Hourly deletes at most an hour's worth of keys in one indexed DELETE.
+    "core.prune_idempotency_keys": {
+        "task": "core.tasks.prune_idempotency_keys",
+        "schedule": timedelta(hours=1),
     },
 }
+# How long the logs pruned by core.prune_logs are kept, in days.
+INBOUND_REFUSED_RETENTION_DAYS = env.int("INBOUND_REFUSED_RETENTION_DAYS", default=7)
+INBOUND_DELIVERY_RETENTION_DAYS = env.int("INBOUND_DELIVERY_RETENTION_DAYS", default=30)
+WEBHOOK_ATTEMPT_RETENTION_DAYS = env.int("WEBHOOK_ATTEMPT_RETENTION_DAYS", default=30)
+DISPATCH_ATTEMPT_RETENTION_DAYS = env.int("DISPATCH_ATTEMPT_RETENTION_DAYS", default=30)
 
 # --- Providers --------------------------------------------------------------------------------------------
 
@@ -319,6 +421,9 @@ PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
 PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
     "PAYMENTS_LOCAL_WEBHOOK_URL", default="https://127.0.0.1:8443/api/v1/webhooks/payments"
 )
+# This server's public origin: the local provider's checkout pages (`/checkout/{session}`) are linked from
+# it, and Stripe Checkout sends the payer back to it when the API caller gave no success/cancel URL.
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="https://127.0.0.1:8443").rstrip("/")
 STRIPE_API_KEY = env.str("STRIPE_API_KEY", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com")
 # Plan name → Stripe price id, e.g. "starter=price_123,growth=price_456".
@@ -328,6 +433,12 @@ STRIPE_PRICE_IDS = env.dict("STRIPE_PRICE_IDS", default={})
 IMAGE_PROVIDER = env_choice("IMAGE_PROVIDER", ("local", "openai"), "local")
 LLM_PROVIDER = env_choice("LLM_PROVIDER", ("local", "openai"), "local")
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+# Credits a new account is given on registration (written to its ledger as a grant): a few images.
+SIGNUP_CREDITS = env.int("SIGNUP_CREDITS", default=10)
+if SIGNUP_CREDITS < 0:
+    raise ImproperlyConfigured("SIGNUP_CREDITS cannot be negative")
+# Credit packs on sale (POST /api/v1/allmodelchat/credits/top-up), `id:credits:price:currency`.
+CREDIT_PACKS = env_credit_packs("CREDIT_PACKS", "small:20:5.00:usd,medium:100:20.00:usd,large:500:80.00:usd")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
 OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per attempt

@@ -1,16 +1,28 @@
-"""`make run`: one machine, no servers to install. SQLite, local-memory cache, a file broker."""
+"""`make run`: one machine, no servers to install. SQLite, local-memory cache, a file broker.
+
+Secrets (Django's secret key, the payments webhook secret, the demo user's password) are generated on
+first run into `$VAR_DIR/secrets.env` and kept there; the environment still overrides each. DEBUG is off
+and outbound URLs may not point at private addresses unless the environment asks (DJANGO_DEBUG=true,
+OUTBOUND_ALLOW_PRIVATE_URLS=true).
+"""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-os.environ.setdefault("DJANGO_SECRET_KEY", "local-development-only-not-secret-padded-to-32-bytes")
-os.environ.setdefault("DJANGO_DEBUG", "true")
-os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE_URLS", "true")
-os.environ.setdefault("PAYMENTS_WEBHOOK_SECRET", "whsec_local_development")
+from config.settings.localsecrets import load_or_create
 
-from config.settings.base import *  # noqa: F403
-from config.settings.base import CACHES
+_var_dir = Path(os.environ.get("VAR_DIR") or Path(__file__).resolve().parent.parent.parent / "var").resolve()
+_secrets = load_or_create(_var_dir)
+os.environ.setdefault("DJANGO_SECRET_KEY", _secrets["DJANGO_SECRET_KEY"])
+os.environ.setdefault("PAYMENTS_WEBHOOK_SECRET", _secrets["PAYMENTS_WEBHOOK_SECRET"])
+
+from config.settings.base import *  # noqa: E402, F403
+from config.settings.base import CACHES, env  # noqa: E402
+
+# The demo user's password (accounts' `ensure_demo_user`), printed by `make run`.
+DEMO_USER_PASSWORD = env.str("DEMO_USER_PASSWORD", default=_secrets["DEMO_USER_PASSWORD"])
 
 if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
     # The local web server is one multi-threaded process, so a per-process cache is shared by

@@ -9,6 +9,9 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from core.api.unavailable import CODE as DB_CODE
+from core.api.unavailable import DETAIL as DB_DETAIL
+from core.api.unavailable import RETRY_AFTER_SECONDS, is_database_unavailable
 from core.api.validation import RequestValidationError, error
 from core.errors import DomainError
 
@@ -46,6 +49,9 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         code = _code_for(exc)
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.default_detail)
         return error_response(exc.status_code, str(detail), code, headers)
+    if is_database_unavailable(exc):
+        logger.warning("database unavailable: %s: %s", type(exc).__name__, exc)
+        return error_response(503, DB_DETAIL, DB_CODE, {"Retry-After": str(RETRY_AFTER_SECONDS)})
     view = context.get("view")
     logger.exception("Unhandled error in %s", type(view).__name__ if view else "API view", exc_info=exc)
     return error_response(500, "The server failed to process the request.", "server_error")

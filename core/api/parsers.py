@@ -29,8 +29,25 @@ class JSONParser(parsers.JSONParser):
             raise RequestValidationError(
                 [error("json_invalid", ["body", exc.start], "JSON decode error", {}, {"error": "Invalid UTF-8"})]
             ) from exc
+        too_deep = _too_deep(text)
+        if too_deep is not None:
+            raise RequestValidationError(
+                [
+                    error(
+                        "json_invalid",
+                        ["body", too_deep],
+                        "JSON decode error",
+                        {},
+                        {"error": f"nesting deeper than {MAX_DEPTH} levels"},
+                    )
+                ]
+            )
         try:
             data = json.loads(text, parse_constant=_reject_constant)
+        except RecursionError as exc:  # a backstop: _too_deep should have refused it already
+            raise RequestValidationError(
+                [error("json_invalid", ["body", 0], "JSON decode error", {}, {"error": "nesting too deep"})]
+            ) from exc
         except ValueError as exc:
             position = getattr(exc, "pos", 0)
             reason = getattr(exc, "msg", str(exc))
@@ -44,6 +61,33 @@ class JSONParser(parsers.JSONParser):
                 [error("json_invalid", ["body", position], "JSON decode error", {}, {"error": reason})]
             )
         return data
+
+
+# How deeply arrays and objects may nest. json.loads recurses once per level, so a body of 50,000 `[`
+# would otherwise end in RecursionError (a 500); no request of this API nests more than a few levels.
+MAX_DEPTH = 64
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: str) -> int | None:
+    """The offset where nesting passes MAX_DEPTH, or None. Linear, and never recursive.
+
+    Brackets inside strings do not count: strings are blanked (same length, so offsets hold) first.
+    An unterminated string leaves its quote in place, which is harmless: json.loads refuses it anyway.
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None  # the common case: too few brackets to be too deep at all
+    blanked = _STRING.sub(lambda m: " " * len(m.group()), text)
+    depth = 0
+    for match in _BRACKET.finditer(blanked):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        else:
+            depth -= 1
+    return None
 
 
 # `\u0000` cannot be stored in PostgreSQL text or jsonb, and a lone UTF-16 surrogate is not a

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from drf_spectacular import openapi
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 
+from core import idempotency
 from core.access import Access
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -44,6 +45,27 @@ _RATE_LIMIT_HEADERS = {
 }
 _RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds until the window resets."}}
 
+IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
+    idempotency.HEADER,
+    type={"type": "string", "minLength": 1, "maxLength": idempotency.MAX_LENGTH, "pattern": idempotency.PATTERN},
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "Makes a retry safe: the first response (2xx, or a 4xx other than 422 and 429) is stored for 24 hours "
+        "for your user and this key, and the same request with the same key gets it again, with "
+        "`Idempotent-Replayed: true`, without running twice. The same key on a different request (method, path "
+        "or body) is a 422 `idempotency_key_reused`; while the first is still running, a 409 "
+        "`idempotency_in_progress`. A 422, 429 or 5xx is not stored: retrying with the key runs the request."
+    ),
+)
+_IDEMPOTENT_REPLAYED = {
+    idempotency.REPLAYED_HEADER: {
+        "schema": {"type": "string", "enum": ["true"]},
+        "description": "Present when this is the stored response of an earlier request with the same Idempotency-Key.",
+    }
+}
+_IN_PROGRESS = "`idempotency_in_progress`: a request with this Idempotency-Key is still running."
+
 
 def error_response(description: str) -> OpenApiResponse:
     """For `@extend_schema(responses={409: error_response("...")})` on views."""
@@ -51,11 +73,29 @@ def error_response(description: str) -> OpenApiResponse:
 
 
 class AutoSchema(openapi.AutoSchema):
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        """A serializer's `openapi_extra` (rules across fields, e.g. `anyOf`) joins its component's schema."""
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        extra = getattr(serializer, "openapi_extra", None)
+        if extra and direction == "request":
+            schema = {**schema, **extra}
+        return schema
+
     def _access(self) -> Access | None:
         return getattr(self.view, "access", None)
 
     def _is_rate_limited(self) -> bool:
         return not self.path.startswith("/health")
+
+    def _is_idempotent(self) -> bool:
+        """The view method carries `@idempotent` (core.idempotency): it takes an `Idempotency-Key`."""
+        return idempotency.is_idempotent(getattr(self.view, self.method.lower(), None))
+
+    def get_override_parameters(self):
+        parameters = super().get_override_parameters()
+        if self._is_idempotent():
+            parameters = [*parameters, IDEMPOTENCY_KEY_PARAMETER]
+        return parameters
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
@@ -70,6 +110,15 @@ class AutoSchema(openapi.AutoSchema):
             standard["413"] = ("The request body is too large.", ERROR_REF)
             standard["415"] = ("The request body is not JSON.", ERROR_REF)
         standard["422"] = ("Validation error.", VALIDATION_ERROR_REF)
+        if self._is_idempotent():
+            standard["409"] = (_IN_PROGRESS, ERROR_REF)
+            standard["422"] = (
+                "Validation error; also a malformed Idempotency-Key, or one used before for a different request "
+                "(`idempotency_key_reused`).",
+                VALIDATION_ERROR_REF,
+            )
+            if "409" in responses:
+                responses["409"]["description"] = f"{responses['409'].get('description', '')} Or {_IN_PROGRESS}".strip()
         standard["429"] = ("Rate limit exceeded. Try again later.", ERROR_REF)
         for code, (description, ref) in standard.items():
             if code not in responses:
@@ -90,6 +139,9 @@ class AutoSchema(openapi.AutoSchema):
             headers = {**_RATE_LIMIT_HEADERS, **headers}
             if str(status_code) == "429":
                 headers = {**headers, **_RETRY_AFTER}
+        code = str(status_code)
+        if self._is_idempotent() and code.isdigit() and idempotency.is_stored_status(int(code)):
+            headers = {**headers, **_IDEMPOTENT_REPLAYED}
         return headers
 
 
@@ -104,4 +156,13 @@ def mark_public_operations(result, generator, request, public):
                 operation["security"] = []
     components = result.setdefault("components", {})
     components.setdefault("schemas", {}).update(ERROR_COMPONENTS)
+    return result
+
+
+def add_servers_and_contact(result, generator, request, public):
+    """`servers` is the origin the schema was fetched from, so generated clients call this very server."""
+    if request is not None:
+        origin = request.build_absolute_uri("/").rstrip("/")
+        result["servers"] = [{"url": origin, "description": "This server"}]
+        result["info"].setdefault("contact", {})["url"] = f"{origin}/docs/guide"
     return result

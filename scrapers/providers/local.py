@@ -17,13 +17,12 @@ import time
 from datetime import timedelta
 from typing import Any
 
-import httpx
 from django.db import transaction
 from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from core.outbound import UnsafeURL, fetch
+from core.outbound import OutboundError, UnsafeURL, fetch
 from core.pagefacts import extract_page_facts
 from scrapers.models import LocalJobStatus, LocalScrapeJob
 from scrapers.providers.base import Progress, SnapshotNotFound, strip_nul
@@ -146,10 +145,8 @@ def scrape_input(item: Any) -> dict:
         page = fetch(url, schemes=("http", "https"))
     except UnsafeURL as exc:
         return {"input": item, "url": url, "error": f"Refused: {exc}"}
-    except httpx.HTTPError as exc:
-        return {"input": item, "url": url, "error": f"The page could not be fetched ({type(exc).__name__}: {exc})."}
-    except (httpx.InvalidURL, ValueError) as exc:
-        return {"input": item, "url": url, "error": f"The URL is not valid ({exc})."}
+    except OutboundError as exc:
+        return {"input": item, "url": url, "error": f"The page could not be fetched ({exc})."}
     if page.status_code >= 400:
         return {"input": item, "url": url, "error": f"The page answered HTTP {page.status_code}."}
     try:

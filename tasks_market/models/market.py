@@ -159,6 +159,14 @@ class Payment(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     succeeded_at = models.DateTimeField(null=True, blank=True)
     released_at = models.DateTimeField(null=True, blank=True)
+    mismatch_reason = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Why the last provider success event for this payment was refused (its amount or currency "
+        "did not match); blank when none was.",
+    )
+    mismatch_event_id = models.CharField(max_length=255, blank=True, help_text="The refused event's id.")
+    mismatch_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -141,8 +142,13 @@ def bid_judge(*, bid_id: UUID | str) -> BidJudgement | None:
     return BidJudgement.objects.get(bid_id=bid_id)
 
 
-def judgements_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: int = 500) -> int:
-    """Judge bids whose queued judge job was lost (the broker was down at commit). Returns how many."""
+def judgements_catch_up(*, older_than: timedelta | None = None, limit: int = 500) -> int:
+    """Judge bids whose queued judge job was lost (the broker was down at commit). Returns how many.
+
+    Pending for longer than `older_than` (default: settings.JUDGEMENT_CATCH_UP_AFTER_SECONDS) counts as lost.
+    """
+    if older_than is None:
+        older_than = timedelta(seconds=settings.JUDGEMENT_CATCH_UP_AFTER_SECONDS)
     cutoff = timezone.now() - older_than
     overdue = BidJudgement.objects.filter(status=JudgementStatus.PENDING, created_at__lt=cutoff)
     bid_ids = list(overdue.values_list("bid_id", flat=True)[:limit])
@@ -152,8 +158,11 @@ def judgements_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: 
 
 
 @transaction.atomic
-def bid_select(*, user, task_id: UUID, bid_id: UUID) -> Selection:
+def bid_select(*, user, task_id: UUID, bid_id: UUID, success_url: str = "", cancel_url: str = "") -> Selection:
     """The poster selects a pending bid of an open task; a payment for it is created at the provider.
+
+    The provider's checkout page (`checkout_url`) shows the task and the agent being paid, and links
+    back to `success_url` / `cancel_url` when given.
 
     The task row is locked first, so of any concurrent selects of one task exactly one finds it
     open; the others find it awaiting payment (409). Selecting the selected bid again answers with
@@ -162,7 +171,7 @@ def bid_select(*, user, task_id: UUID, bid_id: UUID) -> Selection:
     task = Task.objects.select_for_update().filter(id=task_id, poster=user).first()
     if task is None:
         raise NotFound()
-    bid = Bid.objects.filter(id=bid_id, task=task).first()
+    bid = Bid.objects.select_related("agent").filter(id=bid_id, task=task).first()
     if bid is None:
         raise NotFound()
     if bid.status == BidStatus.SELECTED and task.selected_bid_id == bid.id:
@@ -180,6 +189,9 @@ def bid_select(*, user, task_id: UUID, bid_id: UUID) -> Selection:
         currency=bid.currency,
         metadata={"task_id": str(task.id), "bid_id": str(bid.id)},
         description=f"Task: {task.title}"[:500],
+        payee=f"Agent {bid.agent.name}"[:200],
+        success_url=success_url,
+        cancel_url=cancel_url,
     )
     payment = Payment.objects.create(
         task=task,

@@ -2,12 +2,16 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from core.api.fields import checkout_return_url
 from teams.models import OnboardingStep, OperationMode, Team, TeamStatus, TeamType, Tier, TriggerMode, WorkflowPhase
 
 
 class TeamSerializer(serializers.ModelSerializer):
     workflow_phase_label = serializers.CharField(read_only=True)
     connected_accounts = serializers.ListField(child=serializers.JSONField())
+    checkout_url = serializers.SerializerMethodField(
+        help_text="Where the owner pays the subscription (the provider's hosted checkout), or null."
+    )
 
     class Meta:
         model = Team
@@ -29,6 +33,7 @@ class TeamSerializer(serializers.ModelSerializer):
             "content_strategy",
             "config",
             "payments_subscription_id",
+            "checkout_url",
             "onboarding_step",
             "connected_accounts",
             "brand_kit_id",
@@ -39,6 +44,9 @@ class TeamSerializer(serializers.ModelSerializer):
             "cancelled_at",
             "subscription_ends_at",
         ]
+
+    def get_checkout_url(self, team: Team) -> str | None:
+        return team.checkout_url or None
 
 
 class _TeamSettingsInput(serializers.Serializer):
@@ -58,6 +66,8 @@ class TeamHireInput(_TeamSettingsInput):
     team_type = serializers.ChoiceField(choices=TeamType.choices)
     display_name = serializers.CharField(max_length=120)
     tier = serializers.ChoiceField(choices=Tier.choices, default=Tier.STARTER)
+    success_url = checkout_return_url(help_text="Where the checkout page links after paying (optional).")
+    cancel_url = checkout_return_url(help_text="Where the checkout page links after declining (optional).")
 
 
 class TeamUpdateInput(_TeamSettingsInput):

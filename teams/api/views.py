@@ -9,6 +9,7 @@ from core.api.pagination import envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
+from core.idempotency import idempotent
 from teams import selectors, services
 from teams.api.serializers import TeamHireInput, TeamListQuery, TeamSerializer, TeamUpdateInput
 
@@ -46,6 +47,7 @@ class TeamListView(ApiView):
         request=TeamHireInput,
         responses={201: TeamSerializer, **PROVIDER_ERRORS},
     )
+    @idempotent
     def post(self, request):
         data = self.body(TeamHireInput)
         team = services.team_hire(owner=request.user, **data)
@@ -89,6 +91,7 @@ class TeamUnsubscribeView(ApiView):
             **PROVIDER_ERRORS,
         },
     )
+    @idempotent
     def post(self, request, team_id):
         team = services.team_unsubscribe(team_id=team_id, owner=request.user)
         return Response(TeamSerializer(team).data)
@@ -108,6 +111,7 @@ class TeamReactivateView(ApiView):
             **PROVIDER_ERRORS,
         },
     )
+    @idempotent
     def post(self, request, team_id):
         team = services.team_reactivate(team_id=team_id, owner=request.user)
         return Response(TeamSerializer(team).data)

@@ -145,7 +145,7 @@ def test_models_and_credits(alice_api, alice, settings):
         ("local-canvas-1", "local", 1, True, True),
         ("openai-gpt-image-1", "openai", 5, False, False),
     ]
-    assert credits == {"credits": 12}
+    assert credits["credits"] == 12
 
 
 @pytest.mark.django_db

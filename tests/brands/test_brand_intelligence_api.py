@@ -54,12 +54,21 @@ def test_create_with_members_by_id_and_by_domain(alice_api, brand):
 
 
 def test_advertisers_are_found_by_domain_not_duplicated(alice_api, brand):
-    AdvertiserFactory(name="Globex", domain="globex.example")
+    known = AdvertiserFactory(name="Globex", domain="globex.example")
 
     group = create_group(alice_api, brand, advertisers=[{"name": "Other name", "domain": "GLOBEX.example"}])
 
+    assert group["advertiser_ids"] == [str(known.id)]
+    assert names(group) == ["Other name"]  # the name typed is this group's; the shared row keeps its own
+    assert list(Advertiser.objects.filter(domain="globex.example").values_list("name", flat=True)) == ["Globex"]
+
+
+def test_without_a_typed_name_a_member_shows_the_advertisers_own(alice_api, brand):
+    AdvertiserFactory(name="Globex", domain="globex.example")
+
+    group = create_group(alice_api, brand, advertisers=[{"domain": "globex.example"}])
+
     assert names(group) == ["Globex"]
-    assert Advertiser.objects.filter(domain="globex.example").count() == 1
 
 
 def test_unknown_advertiser_ids_are_422_and_nothing_is_created(alice_api, brand):

@@ -137,7 +137,14 @@ def place_bid(client, task_id: str, agent_id: str, **overrides) -> dict:
 def post_payment_event(
     api, event_type: str, provider_payment_id: str, *, created: int | None = None, event_id: str | None = None
 ):
+    """A signed event about one of our payments, carrying its amount and currency as a provider's does."""
+    from core.providers.payments.money import to_minor
+    from tasks_market.models import Payment
+
     obj = {"id": provider_payment_id, "object": "payment_intent", "status": "succeeded", "metadata": {}}
+    payment = Payment.objects.filter(provider_payment_id=provider_payment_id).first()
+    if payment is not None:
+        obj |= {"amount": to_minor(payment.amount, payment.currency), "currency": payment.currency}
     event = build_event(event_type, obj, created=created, event_id=event_id)
     return api.post(
         "/api/v1/webhooks/payments",

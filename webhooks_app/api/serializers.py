@@ -29,10 +29,12 @@ class ProviderEventSerializer(serializers.Serializer):
 
 class InboundResultSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
-        choices=["processed", "duplicate", "ignored"],
+        choices=["processed", "duplicate", "ignored", "rejected"],
         help_text=(
-            "`processed`: applied now. `duplicate`: this event id was already applied. `ignored`: nothing "
-            "handles this type, or the event is older than one already applied to the same object."
+            "`processed`: applied now. `duplicate`: this event id was already applied (or refused). `ignored`: "
+            "nothing handles this type, or the event is older than one already applied to the same object. "
+            "`rejected`: authentic but refused, e.g. a payment_intent.succeeded whose amount or currency does "
+            "not match the payment; recorded, not applied, not retried."
         ),
     )
     event_id = serializers.CharField()

@@ -8,6 +8,7 @@ from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.idempotency import idempotent
 from core.providers.payments import signing
 from webhooks_app import selectors
 from webhooks_app.api.serializers import (
@@ -48,6 +49,7 @@ _INBOUND_STATUS = {
     InboundOutcome.DUPLICATE: "duplicate",
     InboundOutcome.IGNORED: "ignored",
     InboundOutcome.SKIPPED: "ignored",
+    InboundOutcome.REJECTED: "rejected",
 }
 
 
@@ -68,7 +70,9 @@ class PaymentsWebhookView(ApiView):
             "Called by the payment provider, not by users. The raw body is verified against "
             '`Payments-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` with every configured '
             "secret (300 s tolerance), stored, and applied at most once per event id. A handler failure "
-            "answers 500 and keeps the event, so the provider's retry applies it. Bodies over 256 KiB are 413."
+            "answers 500 and keeps the event, so the provider's retry applies it. An authentic event that is "
+            "refused (a payment success whose amount or currency does not match the payment) answers 200 "
+            "`rejected` and is recorded, not applied. Bodies over 256 KiB are 413."
         ),
         tags=TAGS,
         request=ProviderEventSerializer,
@@ -132,6 +136,7 @@ class SubscriptionListView(ApiView):
         request=SubscriptionInput,
         responses={201: IssuedSubscriptionSerializer, 409: error_response("You have too many subscriptions.")},
     )
+    @idempotent
     def post(self, request):
         data = self.body(SubscriptionInput)
         subscription = webhook_subscription_create(owner=request.user, **data)
@@ -176,6 +181,7 @@ class SubscriptionRotateSecretView(ApiView):
         request=None,
         responses=IssuedSubscriptionSerializer,
     )
+    @idempotent
     def post(self, request, subscription_id):
         subscription = webhook_subscription_rotate_secret(owner=request.user, subscription_id=subscription_id)
         return Response(IssuedSubscriptionSerializer(subscription).data)

@@ -59,14 +59,28 @@ class Subscription:
     cancel_at_period_end: bool
     current_period_end: datetime  # aware, UTC
     metadata: dict[str, str] = field(default_factory=dict)
+    checkout_url: str = ""  # a hosted page where the customer pays the first invoice, when the provider has one
 
 
 class PaymentProvider(Protocol):
     name: str  # "local" | "stripe"
 
     def create_payment(
-        self, *, amount: Decimal, currency: str, metadata: dict[str, str], description: str = ""
-    ) -> Payment: ...
+        self,
+        *,
+        amount: Decimal,
+        currency: str,
+        metadata: dict[str, str],
+        description: str = "",
+        payee: str = "",
+        success_url: str = "",
+        cancel_url: str = "",
+    ) -> Payment:
+        """A payment intent with a hosted checkout page (`checkout_url`) showing `description` and `payee`.
+
+        The page links back to `success_url` after paying and to `cancel_url` after declining (both optional).
+        """
+        ...
 
     def get_payment(self, payment_id: str) -> Payment: ...
 
@@ -78,7 +92,15 @@ class PaymentProvider(Protocol):
 
     def refund_payment(self, payment_id: str) -> Payment: ...
 
-    def create_subscription(self, *, customer_email: str, plan: str, metadata: dict[str, str]) -> Subscription: ...
+    def create_subscription(
+        self,
+        *,
+        customer_email: str,
+        plan: str,
+        metadata: dict[str, str],
+        success_url: str = "",
+        cancel_url: str = "",
+    ) -> Subscription: ...
 
     def get_subscription(self, subscription_id: str) -> Subscription: ...
 

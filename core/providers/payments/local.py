@@ -1,9 +1,10 @@
 """The `local` payment provider: a real provider whose state is in our own database.
 
 It keeps payment intents and subscriptions (core.models.LocalPayment / LocalSubscription), answers
-with Stripe-like ids, and, standing in for the customer paying, settles them through
-`simulate_payment()` / `simulate_subscription()` (`manage.py payments_simulate`), which change its
-state and build the matching signed provider event for our own webhook. Event objects look like
+with Stripe-like ids, and gives each one a hosted checkout page on this server (`checkout_url`,
+`/checkout/{session}`, core.checkout). The customer paying there, or `manage.py payments_simulate`,
+settles them through `simulate_payment()` / `simulate_subscription()`, which change its state and
+build the matching signed provider event for our own webhook. Event objects look like
 Stripe's: amounts in minor units, Stripe's status words, Unix timestamps.
 """
 
@@ -14,16 +15,21 @@ from datetime import UTC, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from core.errors import ProviderError
-from core.models import LocalPayment, LocalSubscription
+from core.models import LocalCheckoutSession, LocalPayment, LocalSubscription
 from core.providers.payments.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
 from core.providers.payments.events import SignedEvent, build_event, provider_id
 from core.providers.payments.money import from_minor, normalise_currency, to_minor
 
 PERIOD = timedelta(days=30)
+# As long as Stripe keeps a Checkout Session open.
+CHECKOUT_LIFETIME = timedelta(hours=24)
+DEFAULT_PAYEE = "Brand Marketing and Task Platform"
 
 PAYMENT_OUTCOMES = ("succeeded", "failed")
 SUBSCRIPTION_OUTCOMES = ("paid", "payment_failed", "updated", "deleted")
@@ -39,25 +45,50 @@ _STRIPE_PAYMENT_STATUS = {
 }
 
 
+def checkout_url(session_id: str) -> str:
+    """The absolute URL of a checkout page: PUBLIC_BASE_URL (this server's origin) + /checkout/{id}."""
+    return settings.PUBLIC_BASE_URL.rstrip("/") + reverse("checkout", args=[session_id])
+
+
+def _open_checkout(
+    *, payment: LocalPayment | None = None, subscription: LocalSubscription | None = None, **fields: str
+) -> LocalCheckoutSession:
+    return LocalCheckoutSession.objects.create(
+        id=secrets.token_urlsafe(32),
+        payment=payment,
+        subscription=subscription,
+        expires_at=timezone.now() + CHECKOUT_LIFETIME,
+        **fields,
+    )
+
+
 def _payment(row: LocalPayment) -> Payment:
+    session_id = LocalCheckoutSession.objects.filter(payment=row).values_list("id", flat=True).first()
     return Payment(
         id=row.id,
         amount=from_minor(row.amount_minor, row.currency),
         currency=row.currency,
         status=row.status,
         client_secret=row.client_secret,
-        checkout_url="",
+        checkout_url=checkout_url(session_id) if session_id else "",
         metadata=dict(row.metadata),
     )
 
 
 def _subscription(row: LocalSubscription) -> Subscription:
+    session_id = (
+        LocalCheckoutSession.objects.filter(subscription=row)
+        .order_by("-created_at")
+        .values_list("id", flat=True)
+        .first()
+    )
     return Subscription(
         id=row.id,
         status=row.status,
         cancel_at_period_end=row.cancel_at_period_end,
         current_period_end=row.current_period_end.astimezone(UTC),
         metadata=dict(row.metadata),
+        checkout_url=checkout_url(session_id) if session_id else "",
     )
 
 
@@ -115,8 +146,17 @@ class LocalPaymentProvider:
 
     # --- Payments ----------------------------------------------------------------------------
 
+    @transaction.atomic
     def create_payment(
-        self, *, amount: Decimal, currency: str, metadata: dict[str, str], description: str = ""
+        self,
+        *,
+        amount: Decimal,
+        currency: str,
+        metadata: dict[str, str],
+        description: str = "",
+        payee: str = "",
+        success_url: str = "",
+        cancel_url: str = "",
     ) -> Payment:
         currency = normalise_currency(currency)
         payment_id = provider_id("pi")
@@ -127,6 +167,9 @@ class LocalPaymentProvider:
             client_secret=f"{payment_id}_secret_{secrets.token_urlsafe(18)}",
             description=description[:500],
             metadata=_metadata(metadata),
+        )
+        _open_checkout(
+            payment=row, payee=(payee or DEFAULT_PAYEE)[:200], success_url=success_url, cancel_url=cancel_url
         )
         return _payment(row)
 
@@ -175,7 +218,16 @@ class LocalPaymentProvider:
 
     # --- Subscriptions --------------------------------------------------------------------------
 
-    def create_subscription(self, *, customer_email: str, plan: str, metadata: dict[str, str]) -> Subscription:
+    @transaction.atomic
+    def create_subscription(
+        self,
+        *,
+        customer_email: str,
+        plan: str,
+        metadata: dict[str, str],
+        success_url: str = "",
+        cancel_url: str = "",
+    ) -> Subscription:
         if not plan:
             raise ProviderError("A plan is required.")
         now = timezone.now()
@@ -188,6 +240,7 @@ class LocalPaymentProvider:
             current_period_end=now + PERIOD,
             metadata=_metadata(metadata),
         )
+        _open_checkout(subscription=row, payee=DEFAULT_PAYEE, success_url=success_url, cancel_url=cancel_url)
         return _subscription(row)
 
     def get_subscription(self, subscription_id: str) -> Subscription:

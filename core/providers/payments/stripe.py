@@ -189,8 +189,18 @@ class StripePaymentProvider:
     # --- Payments ---------------------------------------------------------------------------------
 
     def create_payment(
-        self, *, amount: Decimal, currency: str, metadata: dict[str, str], description: str = ""
+        self,
+        *,
+        amount: Decimal,
+        currency: str,
+        metadata: dict[str, str],
+        description: str = "",
+        payee: str = "",
+        success_url: str = "",
+        cancel_url: str = "",
     ) -> Payment:
+        # Not yet a Checkout Session: `checkout_url` stays empty and the client confirms with `client_secret`;
+        # payee / success_url / cancel_url are accepted for the interface and unused until then.
         currency = normalise_currency(currency)
         form: Form = [
             ("amount", str(to_minor(amount, currency))),
@@ -230,7 +240,15 @@ class StripePaymentProvider:
 
     # --- Subscriptions ----------------------------------------------------------------------------
 
-    def create_subscription(self, *, customer_email: str, plan: str, metadata: dict[str, str]) -> Subscription:
+    def create_subscription(
+        self,
+        *,
+        customer_email: str,
+        plan: str,
+        metadata: dict[str, str],
+        success_url: str = "",
+        cancel_url: str = "",
+    ) -> Subscription:
         price = self.price_ids.get(plan)
         if not price:
             raise ProviderUnavailable(f"No Stripe price is configured for plan {plan!r} (STRIPE_PRICE_IDS).")

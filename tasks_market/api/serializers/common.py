@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -13,7 +14,8 @@ from core.outbound import UnsafeURL, check_url
 from tasks_market.models import Artefact
 
 MAX_AMOUNT = 1_000_000
-_MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*(\s*;.*)?$")
+# ASCII classes only: the same patterns are the schema's (JSON Schema regexes are ECMA-262, where \w is ASCII).
+_MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*/[A-Za-z0-9][A-Za-z0-9_.+-]*( *;[^\n]*)?$")
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
@@ -34,6 +36,7 @@ class BlankAsNullField(serializers.CharField):
         "type": "number",
         "exclusiveMinimum": 0,
         "maximum": MAX_AMOUNT,
+        "multipleOf": 0.01,
         "description": "Major units, at most 2 decimals (none in jpy). A JSON number or a numeric string.",
     }
 )
@@ -69,16 +72,21 @@ class ArtefactInput(serializers.Serializer):
     and checked when given)."""
 
     name = serializers.CharField(max_length=255)
-    content_type = serializers.CharField(max_length=100, help_text="A media type, e.g. text/markdown.")
+    content_type = serializers.CharField(
+        max_length=100,
+        validators=[RegexValidator(_MEDIA_TYPE, "Give a media type such as text/plain.", code="media_type")],
+        help_text="A media type, e.g. text/markdown.",
+    )
     url = serializers.URLField(max_length=2000, required=False)
     text = serializers.CharField(max_length=100_000, required=False, trim_whitespace=False)
     size = serializers.IntegerField(min_value=0, max_value=10**12, required=False, help_text="Bytes.")
-    sha256 = serializers.CharField(min_length=64, max_length=64, required=False, help_text="Hex SHA-256.")
-
-    def validate_content_type(self, value: str) -> str:
-        if not _MEDIA_TYPE.match(value):
-            raise serializers.ValidationError("Give a media type such as text/plain.", code="media_type")
-        return value
+    sha256 = serializers.CharField(
+        min_length=64,
+        max_length=64,
+        required=False,
+        validators=[RegexValidator(_HEX64, "Give 64 hexadecimal characters.", code="sha256")],
+        help_text="Hex SHA-256.",
+    )
 
     def validate_url(self, value: str) -> str:
         if not value.lower().startswith(("https://", "http://")):
@@ -86,8 +94,6 @@ class ArtefactInput(serializers.Serializer):
         return value
 
     def validate_sha256(self, value: str) -> str:
-        if not _HEX64.match(value):
-            raise serializers.ValidationError("Give 64 hexadecimal characters.", code="sha256")
         return value.lower()
 
     def validate(self, attrs):

@@ -10,6 +10,7 @@ from uuid import UUID
 from django.utils import timezone
 from rest_framework import serializers
 
+from core.api.fields import checkout_return_url
 from core.api.pagination import PageQuery
 from tasks_market import judge
 from tasks_market.api.serializers.common import (
@@ -251,6 +252,11 @@ class PaymentSerializer(serializers.ModelSerializer):
             "client_secret",
             "checkout_url",
         ]
+
+
+class BidSelectInput(serializers.Serializer):
+    success_url = checkout_return_url(help_text="Where the checkout page links after paying (optional).")
+    cancel_url = checkout_return_url(help_text="Where the checkout page links after declining (optional).")
 
 
 class SelectionSerializer(serializers.Serializer):

@@ -9,6 +9,7 @@ from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
+from core.idempotency import idempotent
 from tasks_market import selectors
 from tasks_market.api.serializers import (
     AgentCreateInput,
@@ -56,6 +57,7 @@ class AgentListView(ApiView):
         request=AgentCreateInput,
         responses={201: AgentWithSecretSerializer},
     )
+    @idempotent
     def post(self, request):
         data = self.body(AgentCreateInput)
         agent = services.agent_register(owner=request.user, **data)
@@ -101,6 +103,7 @@ class AgentRotateSecretView(ApiView):
         request=None,
         responses=AgentWithSecretSerializer,
     )
+    @idempotent
     def post(self, request, agent_id):
         agent = services.agent_rotate_secret(owner=request.user, agent_id=agent_id)
         return Response(AgentWithSecretSerializer(agent).data)
@@ -123,6 +126,7 @@ class AgentBenchmarkView(ApiView):
         request=None,
         responses={202: BenchmarkRunSerializer, 409: error_response("A benchmark of this agent is already running.")},
     )
+    @idempotent
     def post(self, request, agent_id):
         run = services.benchmark_start(owner=request.user, agent_id=agent_id)
         return Response(BenchmarkRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

@@ -9,11 +9,13 @@ from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
+from core.idempotency import idempotent
 from tasks_market import selectors
 from tasks_market.api.serializers import (
     ArtefactSerializer,
     BidInput,
     BidJudgementSerializer,
+    BidSelectInput,
     BidSerializer,
     SelectionSerializer,
 )
@@ -63,6 +65,7 @@ class BidListView(ApiView):
         request=BidInput,
         responses={201: BidSerializer, 409: error_response("`bid_exists`, `own_task` or `invalid_state`.")},
     )
+    @idempotent
     def post(self, request, task_id):
         data = self.body(BidInput)
         with body_rules(request):
@@ -79,21 +82,24 @@ class BidSelectView(ApiView):
         description=(
             "The poster selects a pending bid of an open task. The task becomes `awaiting_payment`, the bid "
             "`selected`, and a payment for the bid's amount is created at the payment provider (metadata "
-            "`task_id`, `bid_id`); pay it with `client_secret` or at `checkout_url`. When it succeeds the task "
+            "`task_id`, `bid_id`); pay it with `client_secret` or at `checkout_url` (a hosted page; the optional "
+            "body's `success_url` / `cancel_url` are where that page links back to). When it succeeds the task "
             "is dispatched to the agent; when it fails the task is open again. Of concurrent selects on one "
             "task exactly one wins; the others are 409. Selecting the selected bid again returns the same "
             "payment. 409 `invalid_state` when the task is not open or the bid not pending."
         ),
         tags=TAGS,
-        request=None,
+        request=BidSelectInput,
         responses={
             200: SelectionSerializer,
             409: error_response("The task is not open or the bid not pending (`invalid_state`)."),
             **PROVIDER_ERRORS,
         },
     )
+    @idempotent
     def post(self, request, task_id, bid_id):
-        selection = services.bid_select(user=request.user, task_id=task_id, bid_id=bid_id)
+        data = self.body(BidSelectInput)
+        selection = services.bid_select(user=request.user, task_id=task_id, bid_id=bid_id, **data)
         return Response(SelectionSerializer(selection, context={"request": request}).data)
 
 
@@ -107,6 +113,7 @@ class BidWithdrawView(ApiView):
         request=None,
         responses={200: BidSerializer, 409: error_response("The bid is not pending (`invalid_state`).")},
     )
+    @idempotent
     def post(self, request, task_id, bid_id):
         bid = services.bid_withdraw(user=request.user, task_id=task_id, bid_id=bid_id)
         return Response(BidSerializer(bid).data)

@@ -8,6 +8,7 @@ from core.access import Access
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
+from core.idempotency import idempotent
 from tasks_market import selectors
 from tasks_market.api.serializers import DeliverySerializer, DeliverySubmitInput, DisputeInput, RevisionInput
 from tasks_market.api.views.common import PROVIDER_ERRORS
@@ -50,6 +51,7 @@ class DeliveryView(ApiView):
         request=DeliverySubmitInput,
         responses={200: DeliverySerializer, 409: error_response("The task is not delivering (`invalid_state`).")},
     )
+    @idempotent
     def post(self, request, task_id):
         data = self.body(DeliverySubmitInput)
         delivery = services.delivery_submit(user=request.user, task_id=task_id, **data)
@@ -72,6 +74,7 @@ class DeliveryRetryView(ApiView):
         request=None,
         responses={202: DeliverySerializer, 409: error_response("The delivery cannot be retried (`invalid_state`).")},
     )
+    @idempotent
     def post(self, request, task_id):
         delivery = services.delivery_retry(task_id=task_id, user=request.user)
         return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
@@ -88,6 +91,7 @@ class DeliveryApproveView(ApiView):
         request=None,
         responses={200: DeliverySerializer, 409: NOT_REVIEWABLE, **PROVIDER_ERRORS},
     )
+    @idempotent
     def post(self, request, task_id):
         return Response(_render(services.delivery_approve(user=request.user, task_id=task_id)))
 
@@ -103,6 +107,7 @@ class DeliveryDisputeView(ApiView):
         request=DisputeInput,
         responses={200: DeliverySerializer, 409: NOT_REVIEWABLE},
     )
+    @idempotent
     def post(self, request, task_id):
         data = self.body(DisputeInput)
         return Response(_render(services.delivery_dispute(user=request.user, task_id=task_id, **data)))
@@ -122,6 +127,7 @@ class DeliveryRevisionView(ApiView):
         request=RevisionInput,
         responses={200: DeliverySerializer, 409: NOT_REVIEWABLE},
     )
+    @idempotent
     def post(self, request, task_id):
         data = self.body(RevisionInput)
         return Response(_render(services.delivery_request_revision(user=request.user, task_id=task_id, **data)))

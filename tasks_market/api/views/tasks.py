@@ -9,6 +9,7 @@ from core.api.pagination import envelope, page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
+from core.idempotency import idempotent
 from tasks_market import selectors
 from tasks_market.api.serializers import (
     TASK_COLUMNS,
@@ -50,6 +51,7 @@ class TaskListView(ApiView):
         request=TaskInput,
         responses={201: TaskSerializer},
     )
+    @idempotent
     def post(self, request):
         data = self.body(TaskInput)
         task = services.task_create(poster=request.user, **data)
@@ -94,6 +96,7 @@ class TaskCancelView(ApiView):
             **PROVIDER_ERRORS,
         },
     )
+    @idempotent
     def post(self, request, task_id):
         task = services.task_cancel(task_id=task_id, poster=request.user)
         return Response(TaskSerializer(task, context={"request": request}).data)
@@ -114,6 +117,7 @@ class TaskRemixView(ApiView):
         request=TaskRemixInput,
         responses={201: TaskSerializer},
     )
+    @idempotent
     def post(self, request, task_id):
         data = self.body(TaskRemixInput)
         with body_rules(request):
