@@ -172,11 +172,13 @@ def credit_top_up_start(*, user: User, pack: str, success_url: str = "", cancel_
     chosen = credit_pack(pack)
     top_up_id = uuid.uuid4()
     provider = get_payment_provider()
-    # TODO(merge i13-core): idempotency_key=f"credit-top-up:{top_up_id}" (the Stripe adapter derives it meanwhile)
+    # A client's retry of the request is the Idempotency-Key header's business (core.idempotency); this key
+    # makes a retried provider call inside this one top-up create one payment.
     payment = provider.create_payment(
         amount=chosen["price"],
         currency=chosen["currency"],
         metadata={"kind": "credit_top_up", "top_up_id": str(top_up_id), "user_id": str(user.pk), "pack": pack},
+        idempotency_key=f"credit-top-up:{top_up_id}",
         description=f"{chosen['credits']} image-generation credits ({pack} pack)",
         success_url=success_url,
         cancel_url=cancel_url,
@@ -298,14 +300,16 @@ def _image_reserve(*, user: User, image_model, prompt: str, conversation_id: uui
 
 @transaction.atomic
 def image_generation_fail(*, generation_id: uuid.UUID, error: str) -> bool:
-    """Mark a pending generation failed and give its credits back. Safe to call twice: refunds once."""
-    generation = ImageGeneration.objects.select_for_update().filter(pk=generation_id).first()
-    if generation is None or generation.status != ImageGeneration.Status.PENDING:
+    """Mark a pending generation failed and give its credits back. Safe to call twice: refunds once.
+
+    The conditional UPDATE (pending → failed) decides who refunds, and also settles a race with the
+    generation succeeding (pending → succeeded): exactly one of them moves it.
+    """
+    if not ImageGeneration.objects.filter(pk=generation_id, status=ImageGeneration.Status.PENDING).update(
+        status=ImageGeneration.Status.FAILED, error=error[:2000], completed_at=timezone.now()
+    ):
         return False
-    generation.status = ImageGeneration.Status.FAILED
-    generation.error = error[:2000]
-    generation.completed_at = timezone.now()
-    generation.save(update_fields=["status", "error", "completed_at"])
+    generation = ImageGeneration.objects.get(pk=generation_id)
     _credit_apply(
         user_id=generation.user_id,
         delta=generation.credit_cost,

@@ -176,6 +176,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
 
     from django.core.cache import cache
 
@@ -204,11 +205,21 @@ def main() -> int:
             response = client.get(url)
             timings.append((time.perf_counter() - started) * 1000)
             assert response.status_code == 200
+        from brands.roster_cache import roster_changed
+
+        rebuilt = []  # each request after a write: the roster merged and rendered again
+        for _ in range(args.runs):
+            roster_changed(brand.id)
+            started = time.perf_counter()
+            response = client.get(url)
+            rebuilt.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200
+        rebuilt.sort()
         timings.sort()
         median = statistics.median(timings)
         p95 = timings[min(len(timings) - 1, round(0.95 * (len(timings) - 1)))]
         kit_rows = sum(1 for r in rows if r["source"] == "brand_kit")
-        verdict = "meets" if median < TARGET_MS else "MISSES"
+        verdict = "meets" if statistics.median(rebuilt) < TARGET_MS else "MISSES"
         text = (
             f"{SECTION}\n\n"
             f"`GET /api/v1/brands/{{brand_id}}/competitors` with {DISCOVERED} discovered rows (400 with the brand's "
@@ -226,15 +237,17 @@ def main() -> int:
             f"planted variants) |\n"
             f"| response size | {len(response.content) / 1024:.0f} KiB |\n"
             f"| SQL queries per request | {queries} |\n"
-            f"| median | {median:.1f} ms |\n"
-            f"| p95 | {p95:.1f} ms |\n"
-            f"| min / max | {timings[0]:.1f} / {timings[-1]:.1f} ms |\n"
-            f"| target | < {TARGET_MS:.0f} ms: {verdict} |\n"
+            f"| load average before the run | {load_before:.2f} |\n"
+            f"| median, cached roster (no write since the last read) | {median:.1f} ms |\n"
+            f"| p95 / min / max, cached | {p95:.1f} / {timings[0]:.1f} / {timings[-1]:.1f} ms |\n"
+            f"| median, rebuilt (a write before each read) | {statistics.median(rebuilt):.1f} ms |\n"
+            f"| min / max, rebuilt | {rebuilt[0]:.1f} / {rebuilt[-1]:.1f} ms |\n"
+            f"| target | < {TARGET_MS:.0f} ms rebuilt: {verdict} |\n"
         )
         print(text)
         if not args.no_write:
             write_results(text)
-        return 0 if median < TARGET_MS else 1
+        return 0 if statistics.median(rebuilt) < TARGET_MS else 1
     finally:
         teardown_databases(old_config, verbosity=0)
         teardown_test_environment()

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from functools import cache
 from urllib.parse import urlsplit
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import process
+from rapidfuzz.distance import Indel
 
 MATCH_THRESHOLD = 90
 
@@ -136,6 +137,32 @@ def _segments(n: int) -> tuple[tuple[int, int, int], ...] | None:
     return tuple(out)
 
 
+@cache
+def _probes(la: int) -> tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...]:
+    """For a query of length la: each partner length lb with the (part, start, end) slices of the
+    query to look up among that length's parts. Part i of a partner is looked for only as the first
+    untouched one: the i parts before it hold an edit each, so at most k - i edits follow it and its
+    shift is within k - i of the length difference; and within i of zero (PassJoin's multi-match-aware
+    selection: a pair with more edits before part i is found through a later part), and within the
+    slack overall. tests/brands/test_matching.py compares the index with a brute-force scan."""
+    out = []
+    for lb in _partner_lengths(la):
+        segments, delta, k = _segments(lb), la - lb, _max_distance(la, lb)
+        if abs(delta) > k:
+            continue
+        probes = []
+        if segments is not None:
+            slack = (k - abs(delta)) // 2  # shifts beyond it need more edits than k
+            low, high = min(0, delta) - slack, max(0, delta) + slack
+            for i, start, length in segments[: k + 1]:
+                first_low = max(low, -i, delta - (k - i))
+                first_high = min(high, i, delta + (k - i))
+                for pos in range(max(0, start + first_low), min(la - length, start + first_high) + 1):
+                    probes.append((i, pos, pos + length))
+        out.append((lb, tuple(probes)))
+    return tuple(out)
+
+
 class NameIndex:
     """The normalised names of a set of rows, answering "does this name duplicate one of them?".
 
@@ -145,11 +172,14 @@ class NameIndex:
     be at. A string within distance d <= k of it leaves at least one part untouched (each insertion
     or deletion falls into one part), and that part appears in the string at its own offset moved
     by the insertions minus deletions before it. So a query looks up, for each compatible length and
-    part, the few substrings of itself at those offsets; the keys found are scored with rapidfuzz in
-    C (`extractOne` with the cut-off). Adding a key is k+1 dict appends; nothing is rebuilt, so
-    building an index of n names and querying it n times is about linear in n for names that are
-    not near-copies of each other (issue 14 row 11). `token_sort_ratio(a, b)` equals `ratio` of the
-    token-sorted strings, so keys are token-sorted once here instead of on every comparison.
+    part, the few substrings of itself at those offsets (a plan per query length, computed once); the
+    keys found are scored together with rapidfuzz in C. Adding a key is k+1 dict appends; nothing is
+    rebuilt, and Python's work per query is bounded. What still grows with the index is the number of
+    candidates scored in C: names that share a trade word ("Kalomi Running", "Torexa Running") share
+    the parts inside it, and no exact filter of this kind can tell them apart at 90 on strings this
+    short. On the bench's names, 8,000 kit names cost ~4x what 2,000 do (issue 14 row 11; quadratic
+    before). `token_sort_ratio(a, b)` equals `ratio` of the token-sorted strings, so keys are
+    token-sorted once here instead of on every comparison.
     """
 
     def __init__(self, keys: Iterable[str] = ()) -> None:
@@ -174,44 +204,34 @@ class NameIndex:
         for i, start, length in segments:
             self._parts.setdefault((n, i, sorted_key[start : start + length]), []).append(sorted_key)
 
-    def _candidates(self, query: str) -> list[str]:
-        la = len(query)
-        parts, found = self._parts, []
-        for lb in _partner_lengths(la):
-            if lb not in self._lengths:
-                continue
-            found += self._short.get(lb, ())
-            segments = _segments(lb)
-            if segments is None:
-                continue
-            delta = la - lb
-            k = _max_distance(la, lb)
-            if abs(delta) > k:
-                continue
-            slack = (k - abs(delta)) // 2  # shifts beyond it need more edits than k
-            low, high = min(0, delta) - slack, max(0, delta) + slack
-            for i, start, length in segments[: k + 1]:
-                # Look for the first untouched part: the i parts before it hold an edit each, so at
-                # most k - i edits follow it, and its shift is within k - i of the length difference.
-                first_low, first_high = max(low, delta - (k - i)), min(high, delta + (k - i))
-                for pos in range(max(0, start + first_low), min(la - length, start + first_high) + 1):
-                    bucket = parts.get((lb, i, query[pos : pos + length]))
-                    if bucket:
-                        found += bucket
-        return found
-
     def match(self, key: str) -> str | None:
-        """The key of an indexed name this one duplicates, or None."""
-        sorted_key = _sorted_tokens(key)
-        if sorted_key in self._keys:
-            return self._keys[sorted_key]
-        candidates = list(dict.fromkeys(self._candidates(sorted_key)))
-        if not candidates:
-            return None
-        found = process.extractOne(
-            sorted_key, candidates, scorer=fuzz.ratio, processor=None, score_cutoff=MATCH_THRESHOLD
-        )
-        return self._keys[found[0]] if found else None
+        """The key of an indexed name this one duplicates (the first found), or None.
+
+        For each compatible length, the buckets the query's slices hit are scored together by
+        rapidfuzz in C (`extractOne`, Indel distance with that length's cut-off: ratio >= 90 exactly
+        when 10·d <= la + lb), so Python's work per query is the number of look-ups, not the number
+        of candidates."""
+        query = _sorted_tokens(key)
+        if query in self._keys:
+            return self._keys[query]
+        parts, short, lengths, la = self._parts, self._short, self._lengths, len(query)
+        for lb, probes in _probes(la):
+            if lb not in lengths:
+                continue
+            found = [short[lb]] if lb in short else []
+            for i, pos, end in probes:
+                bucket = parts.get((lb, i, query[pos:end]))
+                if bucket:
+                    found.append(bucket)
+            if not found:
+                continue
+            candidates = found[0] if len(found) == 1 else set().union(*found)
+            hit = process.extractOne(
+                query, candidates, scorer=Indel.distance, processor=None, score_cutoff=_max_distance(la, lb)
+            )
+            if hit:
+                return self._keys[hit[0]]
+        return None
 
     def __contains__(self, key: str) -> bool:
         return self.match(key) is not None

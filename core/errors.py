@@ -39,6 +39,19 @@ class StaleWrite(Conflict):
     default_message = "The resource was changed since you read it; fetch it again and retry."
 
 
+class InputRejected(DomainError):
+    """A well-formed value that a domain rule refuses (it needs the database to tell, so no serializer
+    can): 422 in Pydantic's shape, `value_error` at `loc` (e.g. ["body", "competitor_names"])."""
+
+    status_code = 422
+    code = "value_error"
+    default_message = "The value is not allowed."
+
+    def __init__(self, message: str | None = None, *, loc: list[str | int]):
+        super().__init__(message)
+        self.loc = loc
+
+
 class InsufficientCredits(DomainError):
     status_code = 402
     code = "insufficient_credits"

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 
 from django.http import JsonResponse
 
-from core import ratelimit
+from core import dberrors, ratelimit
 from core.clientaddr import client_ip, is_trusted
 from core.logging import request_id_var
+
+logger = logging.getLogger(__name__)
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
@@ -34,6 +37,32 @@ class RequestIdMiddleware:
             request_id_var.reset(token)
         response["X-Request-ID"] = request.request_id
         return response
+
+
+def database_unavailable_response(exc: BaseException) -> JsonResponse | None:
+    """503 with Retry-After for a database that is busy or out of reach (core.dberrors), else None."""
+    unavailable = dberrors.classify(exc)
+    if unavailable is None:
+        return None
+    logger.warning("database %s: %s", unavailable.code, exc)
+    return JsonResponse(unavailable.body(), status=unavailable.status_code, headers=unavailable.headers())
+
+
+class DatabaseUnavailableMiddleware:
+    """Views outside DRF (the admin, media): a busy or unreachable database is a 503, not a 500.
+
+    API views answer the same through core.api.exceptions; an error raised by a middleware reaches
+    core.views.handler500, which does the same.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        return database_unavailable_response(exception)
 
 
 class ClientAddressMiddleware:

@@ -87,6 +87,8 @@ class LocalPayment(models.Model):
         REFUNDED = "refunded", "Refunded"
 
     id = models.CharField(primary_key=True, max_length=40, editable=False)  # pi_...
+    # The caller's key for the create: the same key answers with this row again (Stripe's Idempotency-Key).
+    idempotency_key = models.CharField(max_length=255, unique=True, null=True, blank=True, editable=False)
     amount_minor = models.BigIntegerField(help_text="In the currency's minor unit (cents).")
     currency = models.CharField(max_length=3)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.REQUIRES_PAYMENT)
@@ -107,6 +109,7 @@ class LocalSubscription(models.Model):
     """A subscription held by the local payment provider; periods last 30 days."""
 
     id = models.CharField(primary_key=True, max_length=40, editable=False)  # sub_...
+    idempotency_key = models.CharField(max_length=255, unique=True, null=True, blank=True, editable=False)
     customer_email = models.EmailField()
     plan = models.CharField(max_length=100)
     status = models.CharField(max_length=20, default="active")

@@ -114,6 +114,31 @@ def client_key(ip: str) -> str:
     return str(address)
 
 
+# Without its counters (Redis down) the limiter fails open: requests are served, without X-RateLimit-*
+# headers, and each process logs one warning per UNAVAILABLE_LOG_INTERVAL seconds rather than one per
+# request (README, "Operations: when Redis is down").
+UNAVAILABLE_LOG_INTERVAL = 60.0
+_unavailable_lock = threading.Lock()
+_unavailable_state = {"next_log": 0.0, "missed": 0}
+
+
+def counters_unavailable(exc: BaseException | None) -> None:
+    """Note a request that could not be counted; log it at most once per interval, with how many."""
+    now = time.monotonic()
+    with _unavailable_lock:
+        _unavailable_state["missed"] += 1
+        if now < _unavailable_state["next_log"]:
+            return
+        missed, _unavailable_state["missed"] = _unavailable_state["missed"], 0
+        _unavailable_state["next_log"] = now + UNAVAILABLE_LOG_INTERVAL
+    logger.warning(
+        "rate limit counters unavailable (%s); failing open: %d request(s) served uncounted in this process "
+        "since the last warning",
+        f"{type(exc).__name__}: {exc}" if exc else "no counter",
+        missed,
+    )
+
+
 def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
     """Count one request. Returns None when the counter store is unreachable (fail open)."""
     limit = override_limit(ip, rule.name) or rule.limit
@@ -121,13 +146,13 @@ def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
     key = client_key(ip)
     try:
         usage = get_usage(request, group=bucket, key=lambda group, req: key, rate=rate, increment=True)
-    except Exception:  # the cache is down: serve rather than refuse everyone
-        logger.warning("rate limit counter unavailable; request not counted", exc_info=True)
+    except Exception as exc:  # the cache is down: serve rather than refuse everyone
+        counters_unavailable(exc)
         return None
     # django-ratelimit reports a counter it could not read or write as count 0 with limit 0. A
     # time_left of -1 alone is not a failure: the window's last second can tick by during the call.
     if usage is None or (usage["count"] == 0 and usage["limit"] == 0):
-        logger.warning("rate limit counter unavailable; request not counted")
+        counters_unavailable(None)
         return None
     count = usage["count"]
     return Usage(
@@ -221,12 +246,20 @@ def _overrides() -> _Overrides:
     local_seconds = getattr(settings, "RATELIMIT_OVERRIDES_LOCAL_SECONDS", 0)
     if local_seconds and _local is not None and time.monotonic() < _local[0]:
         return _local[1]
-    rows = cache.get(OVERRIDES_CACHE_KEY)
+    try:
+        rows = cache.get(OVERRIDES_CACHE_KEY)
+    except Exception:  # the cache is down (hit() logs that): the last overrides this process knew, else the table
+        if _local is not None:
+            return _local[1]
+        rows, cache_up = None, False
+    else:
+        cache_up = True
     if rows is None:
         from core.models import RateLimitOverride
 
         rows = list(RateLimitOverride.objects.values_list("network", "rule", "limit"))
-        cache.set(OVERRIDES_CACHE_KEY, rows, OVERRIDES_TTL)
+        if cache_up:
+            cache.set(OVERRIDES_CACHE_KEY, rows, OVERRIDES_TTL)
     parsed = [(ipaddress.ip_network(net, strict=False), rule, limit) for net, rule, limit in rows]
     if local_seconds:
         _local = (time.monotonic() + local_seconds, parsed)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 from django.http import JsonResponse
+
+from core.middleware import database_unavailable_response
 
 
 def api_not_found(request, *args, **kwargs):
@@ -18,6 +22,11 @@ def handler404(request, exception=None):
 
 
 def handler500(request):
+    # Django calls this while it handles the exception: a busy or unreachable database is a 503.
+    exc = sys.exc_info()[1]
+    unavailable = database_unavailable_response(exc) if exc is not None else None
+    if unavailable is not None:
+        return unavailable
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "The server failed to process the request.", "code": "server_error"}, status=500)
     from django.views.defaults import server_error

@@ -70,68 +70,125 @@ def wait_for_port(port: int, what: str, timeout: float = 30) -> None:
     raise RuntimeError(f"{what} did not start listening on port {port}")
 
 
-@contextmanager
-def postgres():
-    bindir = postgres_bindir()
-    if bindir is None:
-        apt_install("postgresql")
+class PostgresServer:
+    """A throw-away PostgreSQL in a temporary directory, on a fixed free port, that can be stopped and
+    started again on the same port and data directory (the fault tests restart it under load)."""
+
+    def __init__(self) -> None:
         bindir = postgres_bindir()
-    workdir = tempfile.mkdtemp(prefix="testenv-pg-")
-    data, sockets, logfile = f"{workdir}/data", f"{workdir}/sock", f"{workdir}/postgres.log"
-    os.makedirs(sockets)
-    # PostgreSQL refuses to run as root: run it as the `postgres` user the Debian package creates.
-    as_user: list[str] = ["runuser", "-u", "postgres", "--"] if is_root() else []
-    if is_root():
-        shutil.chown(workdir, "postgres")
-        shutil.chown(sockets, "postgres")
-    port = free_port()
+        if bindir is None:
+            apt_install("postgresql")
+            bindir = postgres_bindir()
+        self.bindir = bindir
+        self.workdir = tempfile.mkdtemp(prefix="testenv-pg-")
+        self.data, sockets, self.logfile = (
+            f"{self.workdir}/data",
+            f"{self.workdir}/sock",
+            f"{self.workdir}/postgres.log",
+        )
+        os.makedirs(sockets)
+        # PostgreSQL refuses to run as root: run it as the `postgres` user the Debian package creates.
+        self.as_user: list[str] = ["runuser", "-u", "postgres", "--"] if is_root() else []
+        if is_root():
+            shutil.chown(self.workdir, "postgres")
+            shutil.chown(sockets, "postgres")
+        self.port = free_port()
+        self.options = (
+            f"-p {self.port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+            "-c full_page_writes=off -c max_connections=200"
+        )
+        self._pg(f"{self.bindir}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
 
-    def pg(*args: str) -> None:
-        subprocess.run([*as_user, *args], check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/brandmarket"
 
-    pg(f"{bindir}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-    options = (
-        f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-        "-c full_page_writes=off -c max_connections=200"
-    )
-    pg(f"{bindir}/pg_ctl", "-D", data, "-o", options, "-l", logfile, "-w", "start")
-    log(f"PostgreSQL on 127.0.0.1:{port}")
-    try:
-        yield f"postgres://postgres@127.0.0.1:{port}/brandmarket"
-    finally:
+    def _pg(self, *args: str, check: bool = True) -> None:
         subprocess.run(
-            [*as_user, f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"],
+            [*self.as_user, *args],
+            check=check,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            check=False,
+            stdin=subprocess.DEVNULL,
         )
-        shutil.rmtree(workdir, ignore_errors=True)
+
+    def start(self) -> None:
+        self._pg(f"{self.bindir}/pg_ctl", "-D", self.data, "-o", self.options, "-l", self.logfile, "-w", "start")
+
+    def stop(self, mode: str = "immediate") -> None:
+        """`immediate` is a crash as far as clients can tell; `fast` ends sessions and shuts down cleanly."""
+        self._pg(f"{self.bindir}/pg_ctl", "-D", self.data, "-m", mode, "-w", "stop", check=False)
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@contextmanager
+def postgres():
+    server = PostgresServer()
+    try:
+        server.start()
+        log(f"PostgreSQL on 127.0.0.1:{server.port}")
+        yield server.url
+    finally:
+        server.remove()
+
+
+class RedisServer:
+    """A throw-away Redis on a fixed free port that can be stopped and started again on the same port.
+
+    With `persistent=True` it keeps its data across a restart (append-only file in its directory, as a
+    production broker must); otherwise nothing is written to disk.
+    """
+
+    def __init__(self, *, persistent: bool = False) -> None:
+        server = shutil.which("redis-server")
+        if server is None:
+            apt_install("redis-server")
+            server = shutil.which("redis-server") or "/usr/bin/redis-server"
+        self.server = server
+        self.port = free_port()
+        self.workdir = tempfile.mkdtemp(prefix="testenv-redis-")
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
+        self.args = [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence]
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [*self.args, "--dir", self.workdir], stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+        )
+        wait_for_port(self.port, "redis-server")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 @contextmanager
 def redis():
-    server = shutil.which("redis-server")
-    if server is None:
-        apt_install("redis-server")
-        server = shutil.which("redis-server") or "/usr/bin/redis-server"
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="testenv-redis-")
-    process = subprocess.Popen(
-        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
-        stdout=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
+    server = RedisServer()
     try:
-        wait_for_port(port, "redis-server")
-        log(f"Redis on 127.0.0.1:{port}")
-        yield f"redis://127.0.0.1:{port}/0"
+        server.start()
+        log(f"Redis on 127.0.0.1:{server.port}")
+        yield server.url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+        server.remove()
 
 
 def main(argv: list[str]) -> int:

@@ -1,13 +1,23 @@
-"""Writes for teams. The payment provider is told first; local state follows only if it agreed."""
+"""Writes for teams. The payment provider is told first; local state follows only if it agreed.
+
+No lock is held while the provider answers. Hire creates the subscription under the idempotency key
+`team-hire:<team id>` (the id is chosen before the call) and then saves the team. Unsubscribe and
+reactivate first claim the team with a conditional UPDATE (so of concurrent requests one asks the
+provider and the others get 409), call the provider outside any transaction, then record its answer,
+or give the claim back if it failed. While the provider is being asked, a team being unsubscribed is
+`cancelling` without `subscription_ends_at`, and one being reactivated is `active` with it; neither
+can be unsubscribed or reactivated again until the call is over (or the claim is STALE_CLAIM old).
+"""
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
@@ -16,6 +26,10 @@ from teams.models import Team, TeamStatus
 from webhooks_app.services import event_publish
 
 logger = logging.getLogger(__name__)
+
+# A claim (see above) older than this belongs to a request that died while the provider answered (a
+# provider call times out well within it): the next unsubscribe or reactivate takes it over.
+STALE_CLAIM = timedelta(minutes=2)
 
 # Fields an owner may change with PATCH; `status` is handled separately (pause / resume).
 EDITABLE_FIELDS = (
@@ -35,6 +49,13 @@ EDITABLE_FIELDS = (
 
 def _locked(*, team_id, owner) -> Team:
     team = Team.objects.select_for_update().filter(id=team_id, owner=owner).first()
+    if team is None:
+        raise NotFound()
+    return team
+
+
+def _owned(*, team_id, owner) -> Team:
+    team = Team.objects.select_related("owner").filter(id=team_id, owner=owner).first()
     if team is None:
         raise NotFound()
     return team
@@ -81,7 +102,6 @@ def _apply_subscription(team: Team, *, status: str, cancel_at_period_end: bool, 
     team.status = new_status
 
 
-@transaction.atomic
 def team_hire(
     *,
     owner,
@@ -101,6 +121,7 @@ def team_hire(
         customer_email=owner.email,
         plan=tier,
         metadata={"team_id": str(team.id), "user_id": str(owner.id)},
+        idempotency_key=f"team-hire:{team.id}",
         success_url=success_url,
         cancel_url=cancel_url,
     )
@@ -112,8 +133,9 @@ def team_hire(
         cancel_at_period_end=subscription.cancel_at_period_end,
         period_end=subscription.current_period_end,
     )
-    team.save()
-    _publish(team, "team.hired")
+    with transaction.atomic():
+        team.save()
+        _publish(team, "team.hired")
     logger.info("team %s hired by %s on subscription %s (%s)", team.id, owner.id, subscription.id, team.status)
     return team
 
@@ -143,37 +165,63 @@ def _change_run_state(team: Team, status: str) -> None:
         raise InvalidState(f"A team cannot go from {team.status} to {status} this way.")
 
 
-@transaction.atomic
 def team_unsubscribe(*, team_id, owner) -> Team:
     """Cancel at the end of the billing period: the team keeps working until then."""
-    team = _locked(team_id=team_id, owner=owner)
-    if team.status != TeamStatus.ACTIVE:
-        raise InvalidState(f"Only an active team can be unsubscribed; this one is {team.status}.")
-    subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, True)
-    team.status = TeamStatus.CANCELLING
-    team.subscription_status = subscription.status
-    team.subscription_ends_at = subscription.current_period_end
-    team.save()
-    _publish(team, "team.unsubscribed")
+    team = _owned(team_id=team_id, owner=owner)
+    now = timezone.now()
+    claimable = Q(status=TeamStatus.ACTIVE) | Q(status=TeamStatus.CANCELLING, updated_at__lt=now - STALE_CLAIM)
+    claim = Team.objects.filter(claimable, pk=team.pk, subscription_ends_at__isnull=True)
+    if not claim.update(status=TeamStatus.CANCELLING, updated_at=now):
+        raise _refused(team, "Only an active team can be unsubscribed")
+    claimed = Team.objects.filter(pk=team.pk, status=TeamStatus.CANCELLING, subscription_ends_at__isnull=True)
+    try:
+        subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, True)
+    except Exception:
+        claimed.update(status=TeamStatus.ACTIVE, updated_at=timezone.now())
+        raise
+    with transaction.atomic():
+        recorded = claimed.update(
+            subscription_status=subscription.status,
+            subscription_ends_at=subscription.current_period_end,
+            updated_at=timezone.now(),
+        )
+        team.refresh_from_db()
+        if recorded:
+            _publish(team, "team.unsubscribed")
     return team
 
 
-@transaction.atomic
 def team_reactivate(*, team_id, owner) -> Team:
-    """Reverse an unsubscribe before the period ends (SPEC). The provider is asked first; the row
-    stays locked meanwhile, so a concurrent reactivate waits and then finds the team active (409)."""
-    team = _locked(team_id=team_id, owner=owner)
-    if team.status != TeamStatus.CANCELLING:
-        raise InvalidState(f"Only a team with a pending unsubscribe can be reactivated; this one is {team.status}.")
-    if team.subscription_ends_at is None or team.subscription_ends_at <= timezone.now():
+    """Reverse an unsubscribe before the period ends (SPEC). Of concurrent reactivations one claims the
+    team and asks the provider; the others find it claimed (409)."""
+    team = _owned(team_id=team_id, owner=owner)
+    now = timezone.now()
+    ends_at = team.subscription_ends_at
+    if team.status == TeamStatus.CANCELLING and ends_at is not None and ends_at <= now:
         raise InvalidState("The billing period has ended; hire the team again instead.")
-    subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, False)
-    team.status = TeamStatus.ACTIVE
-    team.subscription_status = subscription.status
-    team.subscription_ends_at = None
-    team.save()
-    _publish(team, "team.reactivated")
+    claimable = Q(status=TeamStatus.CANCELLING) | Q(status=TeamStatus.ACTIVE, updated_at__lt=now - STALE_CLAIM)
+    claim = Team.objects.filter(claimable, pk=team.pk, subscription_ends_at=ends_at, subscription_ends_at__gt=now)
+    if ends_at is None or not claim.update(status=TeamStatus.ACTIVE, updated_at=now):
+        raise _refused(team, "Only a team with a pending unsubscribe can be reactivated")
+    claimed = Team.objects.filter(pk=team.pk, status=TeamStatus.ACTIVE, subscription_ends_at=ends_at)
+    try:
+        subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, False)
+    except Exception:
+        claimed.update(status=TeamStatus.CANCELLING, updated_at=timezone.now())
+        raise
+    with transaction.atomic():
+        recorded = claimed.update(
+            subscription_status=subscription.status, subscription_ends_at=None, updated_at=timezone.now()
+        )
+        team.refresh_from_db()
+        if recorded:
+            _publish(team, "team.reactivated")
     return team
+
+
+def _refused(team: Team, rule: str) -> InvalidState:
+    team.refresh_from_db()
+    return InvalidState(f"{rule}; this one is {team.status}.")
 
 
 def teams_cancel_ended(*, now: datetime | None = None) -> int:

@@ -1,7 +1,7 @@
 """Writes for outbound webhooks: subscriptions, their secrets, and publishing events (CONTRACT §10).
 
 Domain code publishes with `event_publish(owner=..., event_type=..., data=...)` from inside its own
-transaction; nothing is written or sent unless that transaction commits.
+transaction: the event is written with the change, and nothing is sent unless that transaction commits.
 """
 
 from __future__ import annotations
@@ -98,9 +98,11 @@ def signing_secrets(subscription: WebhookSubscription, *, now=None) -> list[str]
 def event_publish(*, owner, event_type: str, data: dict[str, Any]) -> None:
     """Send `event_type` with `data` to the owner's matching subscriptions once the caller commits.
 
-    Call it inside the transaction that made the change. `data` must be JSON-serialisable (UUIDs,
-    datetimes and Decimals are fine); it is serialised now, so later changes to it do not leak in.
-    Publishing never fails the caller's request after its commit: problems there are logged.
+    Call it inside the transaction that made the change: the event and its deliveries are written in
+    that same transaction (the change and its events are kept together or not at all, so no event can
+    be lost between the commit and a later write), and each delivery is queued after the commit. A
+    message that cannot be queued leaves its delivery pending, and the sweep queues it within minutes.
+    `data` must be JSON-serialisable (UUIDs, datetimes and Decimals are fine); it is serialised now.
     """
     if event_type not in EVENT_TYPES:
         raise ValueError(f"{event_type!r} is not an outbound event type; add it to webhooks_app.events.EVENT_TYPES")
@@ -109,10 +111,7 @@ def event_publish(*, owner, event_type: str, data: dict[str, Any]) -> None:
         cls=DjangoJSONEncoder,
         separators=(",", ":"),
     )
-    owner_id = owner.pk
-    transaction.on_commit(
-        lambda: webhook_event_record(owner_id=owner_id, event_type=event_type, body=body), robust=True
-    )
+    webhook_event_record(owner_id=owner.pk, event_type=event_type, body=body)
 
 
 @transaction.atomic

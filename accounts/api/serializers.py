@@ -9,7 +9,16 @@ from accounts.services import password_problems
 
 class RegisterInput(serializers.Serializer):
     email = serializers.EmailField(max_length=254)
-    password = serializers.CharField(min_length=8, max_length=128, trim_whitespace=False)
+    password = serializers.CharField(
+        min_length=8,
+        max_length=128,
+        trim_whitespace=False,
+        help_text="8 to 128 characters, not only digits, not a commonly used password, not close to the e-mail.",
+    )
+
+    # What the schema can say of Django's password validators (AUTH_PASSWORD_VALIDATORS): not only digits.
+    # "Not common" and "not like the e-mail" are in the description; the server checks all four.
+    openapi_extra = {"properties": {"password": {"pattern": r"\D", "examples": ["correct horse battery staple"]}}}
 
     def validate(self, attrs):
         problems = password_problems(password=attrs["password"], email=attrs["email"])

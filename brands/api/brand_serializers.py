@@ -90,7 +90,9 @@ class BrandKitUpdateInput(serializers.Serializer):
         child=serializers.CharField(max_length=200),
         max_length=1000,
         required=False,
-        help_text="Competitors the brand names itself; merged into the roster as name-only rows.",
+        help_text="Competitors the brand names itself; merged into the roster as name-only rows. At most 1,000 per "
+        "kit, and at most 2,000 across all of the brand's kits (setting BRAND_KIT_NAMES_PER_BRAND_MAX): over it, "
+        '422 value_error at loc ["body", "competitor_names"] and nothing changes.',
     )
     voice = serializers.CharField(max_length=5000, required=False, allow_blank=True)
     tagline = serializers.CharField(max_length=300, required=False, allow_blank=True)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import re
+
 from django.http import HttpResponse
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -12,7 +15,7 @@ from brands.api.competitor_serializers import (
     CompetitorUpdateInput,
 )
 from brands.selectors.brands import brand_of
-from brands.selectors.competitors import competitor_roster_json
+from brands.selectors.competitors import competitor_roster_bytes
 from brands.services import competitors as services
 from core.access import Access
 from core.api.schema import error_response
@@ -20,6 +23,7 @@ from core.api.views import ApiView
 from core.idempotency import idempotent
 
 TAGS = ["competitors"]
+_ACCEPTS_GZIP = re.compile(r"\bgzip\b")  # as django.middleware.gzip reads Accept-Encoding
 NAME_ONLY = error_response("`name_only`: a brand_kit row cannot be changed here; edit the kit's competitor_names.")
 
 
@@ -36,7 +40,11 @@ class CompetitorListView(ApiView):
             "kit name) is dropped: names are normalised (case, accents, punctuation, legal suffixes such as "
             "inc/llc/ltd/gmbh/corp/co, a leading 'the', a trailing domain suffix) and compared with rapidfuzz "
             "token_sort_ratio >= 90; the discovered row wins. Order: starred first, then seo_discovery before "
-            "brand_kit, then name. `?removed=true` lists only the removed seed rows."
+            "brand_kit, then name. `?removed=true` lists only the removed seed rows. The merged roster (active "
+            "or removed) is cached per brand and made stale by every committed write to the brand's "
+            "competitors, overrides, kits or tracked groups, or to competitor seeds; it is sent gzip-encoded "
+            "(Content-Encoding: gzip, Vary: Accept-Encoding) when the client accepts gzip and it is 1 KiB or "
+            "more."
         ),
         tags=TAGS,
         parameters=[CompetitorListQuery],
@@ -45,9 +53,19 @@ class CompetitorListView(ApiView):
     def get(self, request, brand_id):
         params = self.query(CompetitorListQuery)
         brand = brand_of(request.user, brand_id)
-        # Rendered by the selector (see brands.selectors.competitors): thousands of rows would
-        # cost more through a serializer than everything else in the request.
-        return HttpResponse(competitor_roster_json(brand, removed=params["removed"]), content_type="application/json")
+        # Ready bytes from the cache (brands.roster_cache), rendered by the selector on a miss:
+        # thousands of rows would cost more through a serializer than everything else in the request.
+        body = None
+        if _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+            body = competitor_roster_bytes(brand, removed=params["removed"], gzip=True)
+        if body is None:
+            response = HttpResponse(competitor_roster_bytes(brand, removed=params["removed"]))
+        else:
+            response = HttpResponse(body)
+            response["Content-Encoding"] = "gzip"
+        response["Content-Type"] = "application/json"
+        patch_vary_headers(response, ("Accept-Encoding",))
+        return response
 
     @extend_schema(
         operation_id="competitors_create",

@@ -28,6 +28,7 @@ from uuid import UUID
 
 from brands.matching import NameIndex, normalize_name
 from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
+from brands.roster_cache import cached_bytes, roster_slot
 from brands.selectors.competitor_rows import (
     TEXT_FIELDS,
     Row,
@@ -112,6 +113,13 @@ def competitor_roster_json(brand: Brand, *, removed: bool = False) -> str:
         )
         parts += [_kit_row_json(brand, k[4], k[5], k[6], k[2], k[3]) for k in kit_rows]
     return "[" + ",".join(parts) + "]"
+
+
+def competitor_roster_bytes(brand: Brand, *, removed: bool = False, gzip: bool = False) -> bytes | None:
+    """competitor_roster_json as UTF-8 bytes, from the cache while no write has touched the brand's
+    roster since (brands.roster_cache); `gzip` gives the compressed copy (None when too small)."""
+    slot = roster_slot(brand.id, removed=removed)  # the generations first, then the database
+    return cached_bytes(slot, lambda: competitor_roster_json(brand, removed=removed).encode(), gzip=gzip)
 
 
 def competitor_roster(brand: Brand, *, removed: bool = False) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,7 +14,7 @@ from brands.matching import normalize_domain
 from brands.models import Brand, BrandKit
 from brands.selectors.brands import brand_of, kit_of
 from brands.services.research import audit_modules, audits_queue
-from core.errors import NotFound
+from core.errors import InputRejected, NotFound
 from teams.models import Team
 
 BRAND_FIELDS = ("name", "website_url", "domain", "industry", "description", "country", "social_links")
@@ -73,15 +74,37 @@ def brand_delete(*, owner, brand_id: UUID) -> None:
     brand.delete()
 
 
+def _check_kit_names_cap(brand: Brand, *, names: list[str], kit: BrandKit | None = None) -> None:
+    """The brand's kits together name at most BRAND_KIT_NAMES_PER_BRAND_MAX competitors. The caller
+    holds the brand's row lock, so two writes cannot both pass on the same count."""
+    others = BrandKit.objects.filter(brand=brand)
+    if kit is not None:
+        others = others.exclude(id=kit.id)
+    used = sum(len(n) for n in others.values_list("competitor_names", flat=True))
+    cap = settings.BRAND_KIT_NAMES_PER_BRAND_MAX
+    if used + len(names) > cap:
+        raise InputRejected(
+            f"A brand's kits may name at most {cap} competitors together; this brand's other kits name {used}, "
+            f"so this kit may name at most {max(cap - used, 0)} (got {len(names)}).",
+            loc=["body", "competitor_names"],
+        )
+
+
 @transaction.atomic
 def brand_kit_create(*, owner, brand_id: UUID, data: dict[str, Any]) -> BrandKit:
-    brand = brand_of(owner, brand_id)
+    brand = brand_of(owner, brand_id, lock=True)
+    _check_kit_names_cap(brand, names=data.get("competitor_names") or [])
     return BrandKit.objects.create(owner=owner, brand=brand, **{k: v for k, v in data.items() if k in KIT_FIELDS})
 
 
 @transaction.atomic
 def brand_kit_update(*, owner, kit_id: UUID, changes: dict[str, Any]) -> BrandKit:
-    kit = kit_of(owner, kit_id, lock=True)
+    if "competitor_names" in changes:  # the brand's lock first, as brand_delete takes them
+        brand = brand_of(owner, kit_of(owner, kit_id).brand_id, lock=True)
+        kit = kit_of(owner, kit_id, lock=True)
+        _check_kit_names_cap(brand, names=changes["competitor_names"], kit=kit)
+    else:
+        kit = kit_of(owner, kit_id, lock=True)
     for field in KIT_FIELDS:
         if field in changes:
             setattr(kit, field, changes[field])

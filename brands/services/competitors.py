@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from brands.matching import normalize_domain, normalize_name
 from brands.models import Advertiser, Brand, BrandCompetitor, CompetitorSeed
+from brands.roster_cache import roster_changed, shared_competitors_changed
 from brands.selectors.brands import brand_of
 from brands.selectors.competitors import (
     active_discovered_names,
@@ -212,6 +213,8 @@ def _resolve_identities(brand: Brand) -> int:
     domains = [normalize_domain(row.canonical_domain) for row in [*seeds, *copies]]
     advertisers = advertisers_for_domains([d for d in domains if d], system_names=seed_names)
     resolved = 0
+    shared_competitors_changed()  # the updates below send no signals
+    roster_changed(brand.id)
     for model, rows in ((CompetitorSeed, seeds), (BrandCompetitor, copies)):
         for row in rows:
             advertiser = advertisers.get(normalize_domain(row.canonical_domain))

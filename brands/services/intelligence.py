@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from brands.models import Advertiser, Brand, TrackedGroup, TrackedGroupFork, TrackedGroupMember
 from brands.models.intelligence import SHARED
+from brands.roster_cache import roster_changed
 from brands.selectors.brands import brand_of
 from core.errors import NotFound, StaleWrite
 
@@ -69,6 +70,7 @@ def _add_shared(group: TrackedGroup, members: list[tuple[Advertiser, str]]) -> N
     present = {
         m.advertiser_id: m for m in group.memberships.filter(module=SHARED).only("id", "advertiser_id", "display_name")
     }
+    roster_changed(group.brand_id)  # bulk writes send no signals
     TrackedGroupMember.objects.bulk_create(
         [
             TrackedGroupMember(group=group, advertiser=a, module=SHARED, display_name=name)
@@ -145,6 +147,7 @@ def _fork(group: TrackedGroup, module: str) -> None:
     if not created:
         return
     shared = group.memberships.filter(module=SHARED).values_list("advertiser_id", "display_name")
+    roster_changed(group.brand_id)
     TrackedGroupMember.objects.bulk_create(
         [TrackedGroupMember(group=group, advertiser_id=a, module=module, display_name=n) for a, n in shared],
         ignore_conflicts=True,
@@ -171,6 +174,7 @@ def competitors_group_sync(*, brand: Brand, advertisers: list[tuple[Advertiser, 
         defaults={"name": "Competitors", "shared_modules": ["competitors", "paid_media", "organic_social", "seo"]},
     )
     wanted = {a.id for a, _ in advertisers}
+    roster_changed(brand.id)
     group.memberships.filter(module=SHARED).exclude(advertiser_id__in=wanted).delete()
     _add_shared(group, advertisers)
     TrackedGroup.objects.filter(id=group.id).update(updated_at=timezone.now())

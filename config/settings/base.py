@@ -96,10 +96,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Order matters: every request gets an id (for logs and X-Request-ID), the client's address and
+    # Order matters: every request gets an id (for logs and X-Request-ID), a view that cannot get the
+    # database answers 503 (core.dberrors) rather than 500, the client's address and
     # scheme are settled, plain HTTP is refused before anything else runs, then the rate limit is
     # counted, then Django proper.
     "core.middleware.RequestIdMiddleware",
+    "core.middleware.DatabaseUnavailableMiddleware",
     "core.middleware.ClientAddressMiddleware",
     "core.middleware.HttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -138,14 +140,44 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+# How long a request waits for the database before it is answered 503 (core.dberrors): SQLite's busy
+# timeout (waiting for the write lock) and PostgreSQL's connect timeout (a restarting server), in seconds.
+DATABASE_BUSY_TIMEOUT = env.int("DATABASE_BUSY_TIMEOUT", default=20)
+DATABASE_CONNECT_TIMEOUT = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded default serves one multi-threaded web process, a worker and beat from one file.
+    # WAL: readers never block the writer, nor the writer them. IMMEDIATE: every transaction takes the
+    # write lock at BEGIN, so writers queue (up to the busy timeout) instead of failing at once when a
+    # reading transaction tries to write; and no two transactions ever interleave, which is what
+    # select_for_update() (a no-op on SQLite) gives the same code on PostgreSQL.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", DATABASE_BUSY_TIMEOUT)
+    DATABASES["default"]["OPTIONS"].setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
+elif DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A server that is restarting or unreachable fails the request (503) instead of hanging it.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
+# A Redis that is down or unreachable must cost a request milliseconds, not the operating system's TCP
+# timeouts: connecting and each call are bounded (README, "Operations: when Redis is down").
+REDIS_SOCKET_TIMEOUTS = {"socket_connect_timeout": 1, "socket_timeout": 2}
+
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_SOCKET_TIMEOUTS,
+        },
         # django-ratelimit's counters, one round trip per request (core.ratelimit.RateLimitCounterCache).
-        "ratelimit": {"BACKEND": "core.ratelimit.RateLimitCounterCache", "LOCATION": REDIS_URL},
+        "ratelimit": {
+            "BACKEND": "core.ratelimit.RateLimitCounterCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_SOCKET_TIMEOUTS,
+        },
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "brandmarket"}}
@@ -292,6 +324,14 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# --- Brands ------------------------------------------------------------------------------------------
+
+# Competitor names across all of one brand's kits (each kit holds at most 1,000): the roster merges
+# every one of them on each change (docs/decisions.md, "Competitors").
+BRAND_KIT_NAMES_PER_BRAND_MAX = env.int("BRAND_KIT_NAMES_PER_BRAND_MAX", default=2000)
+# How long a merged roster stays in the cache; writes make it stale at once (brands.roster_cache).
+COMPETITOR_ROSTER_CACHE_SECONDS = env.int("COMPETITOR_ROSTER_CACHE_SECONDS", default=24 * 3600)
+
 # --- Rate limiting ---------------------------------------------------------------------------------
 
 RATELIMIT_USE_CACHE = "ratelimit" if "ratelimit" in CACHES else "default"
@@ -312,7 +352,12 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **REDIS_SOCKET_TIMEOUTS}
+# Publishing (e.g. a job queued on commit) while the broker is down: two quick retries, about one second
+# in all, then the error goes to the caller, which logs it; the beat's sweeps queue the work again
+# (README, "Operations: when Redis is down"). Celery's default would retry for longer on every request.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25, "interval_max": 0.5}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -327,6 +372,10 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# How often the beat runs tasks_market.sweep_deliveries, and how old a pending bid judgement must be before
+# that sweep judges it itself (its job was lost, e.g. the broker was down at commit). Both 5 minutes.
+DELIVERIES_SWEEP_SECONDS = env.int("DELIVERIES_SWEEP_SECONDS", default=300)
+JUDGEMENT_CATCH_UP_AFTER_SECONDS = env.int("JUDGEMENT_CATCH_UP_AFTER_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
     # Refresh tokens are blacklisted on every rotation; expired ones are dead weight. Daily is plenty.
     "accounts.flush_expired_tokens": {
@@ -370,7 +419,7 @@ CELERY_BEAT_SCHEDULE = {
     # window; each step claims or is idempotent, so overlapping runs are safe.
     "tasks_market.sweep_deliveries": {
         "task": "tasks_market.tasks.sweep_deliveries",
-        "schedule": timedelta(minutes=5),
+        "schedule": timedelta(seconds=DELIVERIES_SWEEP_SECONDS),
     },
     # Logs that grow with traffic (inbound webhook deliveries, refused ones above all, outbound webhook
     # attempts, agent dispatch attempts) would otherwise grow without bound: anyone may POST to the

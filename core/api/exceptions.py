@@ -9,8 +9,9 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from core import dberrors
 from core.api.validation import RequestValidationError, error
-from core.errors import DomainError
+from core.errors import DomainError, InputRejected
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +27,10 @@ def validation_response(errors: list[dict]) -> Response:
 def exception_handler(exc: Exception, context: dict) -> Response:
     if isinstance(exc, RequestValidationError):
         return validation_response(exc.errors)
+    if isinstance(exc, InputRejected):
+        return validation_response(
+            [error("value_error", exc.loc, f"Value error, {exc.message}", ctx={"error": exc.message})]
+        )
     if isinstance(exc, DomainError):
         return error_response(exc.status_code, exc.message, exc.code)
     if isinstance(exc, Http404):
@@ -47,6 +52,10 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.default_detail)
         return error_response(exc.status_code, str(detail), code, headers)
     view = context.get("view")
+    unavailable = dberrors.classify(exc)
+    if unavailable is not None:
+        logger.warning("database %s in %s: %s", unavailable.code, type(view).__name__ if view else "API view", exc)
+        return error_response(unavailable.status_code, unavailable.detail, unavailable.code, unavailable.headers())
     logger.exception("Unhandled error in %s", type(view).__name__ if view else "API view", exc_info=exc)
     return error_response(500, "The server failed to process the request.", "server_error")
 

@@ -44,6 +44,17 @@ _RATE_LIMIT_HEADERS = {
     "X-RateLimit-Reset": {"schema": {"type": "integer"}, "description": "Unix time when the window resets."},
 }
 _RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds until the window resets."}}
+_RETRY_AFTER_503 = {
+    "Retry-After": {
+        "schema": {"type": "integer"},
+        "description": "With `database_busy` / `database_unavailable`: seconds to wait before retrying.",
+    }
+}
+# Any operation may meet a database that is busy or restarting (core.dberrors): a 503, never a 500.
+DATABASE_503 = (
+    "The database is busy (`database_busy`) or cannot be reached (`database_unavailable`); nothing was "
+    "changed. Retry after `Retry-After` seconds."
+)
 
 IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
     idempotency.HEADER,
@@ -67,6 +78,14 @@ _IDEMPOTENT_REPLAYED = {
 _IN_PROGRESS = "`idempotency_in_progress`: a request with this Idempotency-Key is still running."
 
 
+def _merged(schema: dict, extra: dict) -> dict:
+    """`extra` over `schema`, recursing into objects (so `properties: {x: {examples: [...]}}` adds to x)."""
+    out = dict(schema)
+    for key, value in extra.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def error_response(description: str) -> OpenApiResponse:
     """For `@extend_schema(responses={409: error_response("...")})` on views."""
     return OpenApiResponse(response=ERROR_REF, description=description)
@@ -78,7 +97,7 @@ class AutoSchema(openapi.AutoSchema):
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
         extra = getattr(serializer, "openapi_extra", None)
         if extra and direction == "request":
-            schema = {**schema, **extra}
+            schema = _merged(schema, extra)
         return schema
 
     def _access(self) -> Access | None:
@@ -120,6 +139,8 @@ class AutoSchema(openapi.AutoSchema):
             if "409" in responses:
                 responses["409"]["description"] = f"{responses['409'].get('description', '')} Or {_IN_PROGRESS}".strip()
         standard["429"] = ("Rate limit exceeded. Try again later.", ERROR_REF)
+        if self._is_rate_limited():  # /health answers its own 503 with the failing check
+            standard["503"] = (DATABASE_503, ERROR_REF)
         for code, (description, ref) in standard.items():
             if code not in responses:
                 responses[code] = {
@@ -127,6 +148,8 @@ class AutoSchema(openapi.AutoSchema):
                     "content": {"application/json": {"schema": ref}},
                     **self._headers_block(code),
                 }
+            elif code == "503":  # the view's own 503 (a provider that is unavailable), and the database's
+                responses[code]["description"] = f"{responses[code]['description']} Or: {DATABASE_503}"
         return responses
 
     def _headers_block(self, code: str) -> dict:
@@ -139,6 +162,8 @@ class AutoSchema(openapi.AutoSchema):
             headers = {**_RATE_LIMIT_HEADERS, **headers}
             if str(status_code) == "429":
                 headers = {**headers, **_RETRY_AFTER}
+            if str(status_code) == "503":
+                headers = {**headers, **_RETRY_AFTER_503}
         code = str(status_code)
         if self._is_idempotent() and code.isdigit() and idempotency.is_stored_status(int(code)):
             headers = {**headers, **_IDEMPOTENT_REPLAYED}

@@ -9,10 +9,12 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
+from core.providers.payments import Payment as ProviderPayment
 from core.providers.payments import get_payment_provider
 from tasks_market import judge
 from tasks_market.models import (
@@ -110,18 +112,19 @@ def bid_create(
     return bid
 
 
-@transaction.atomic
 def bid_withdraw(*, user, task_id: UUID, bid_id: UUID) -> Bid:
-    """The bidder takes back a pending bid (a selected one is in the payment flow and cannot be)."""
-    Task.objects.select_for_update().filter(id=task_id).first()
-    bid = Bid.objects.select_for_update().filter(id=bid_id, task_id=task_id, bidder=user).first()
-    if bid is None:
-        raise NotFound()
-    if bid.status != BidStatus.PENDING:
+    """The bidder takes back a pending bid (a selected one is in the payment flow and cannot be).
+
+    One conditional UPDATE: a withdraw racing a select of the same bid is decided by whichever
+    moves the bid off `pending` first.
+    """
+    rows = Bid.objects.filter(id=bid_id, task_id=task_id, bidder=user)
+    if not rows.filter(status=BidStatus.PENDING).update(status=BidStatus.WITHDRAWN, updated_at=timezone.now()):
+        bid = rows.first()
+        if bid is None:
+            raise NotFound()
         raise InvalidState(f"Only a pending bid can be withdrawn; this one is {bid.status}.")
-    bid.status = BidStatus.WITHDRAWN
-    bid.save(update_fields=["status", "updated_at"])
-    return bid
+    return rows.get()
 
 
 def bid_judge(*, bid_id: UUID | str) -> BidJudgement | None:
@@ -141,8 +144,13 @@ def bid_judge(*, bid_id: UUID | str) -> BidJudgement | None:
     return BidJudgement.objects.get(bid_id=bid_id)
 
 
-def judgements_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: int = 500) -> int:
-    """Judge bids whose queued judge job was lost (the broker was down at commit). Returns how many."""
+def judgements_catch_up(*, older_than: timedelta | None = None, limit: int = 500) -> int:
+    """Judge bids whose queued judge job was lost (the broker was down at commit). Returns how many.
+
+    Pending for longer than `older_than` (default: settings.JUDGEMENT_CATCH_UP_AFTER_SECONDS) counts as lost.
+    """
+    if older_than is None:
+        older_than = timedelta(seconds=settings.JUDGEMENT_CATCH_UP_AFTER_SECONDS)
     cutoff = timezone.now() - older_than
     overdue = BidJudgement.objects.filter(status=JudgementStatus.PENDING, created_at__lt=cutoff)
     bid_ids = list(overdue.values_list("bid_id", flat=True)[:limit])
@@ -151,58 +159,188 @@ def judgements_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: 
     return len(bid_ids)
 
 
-@transaction.atomic
 def bid_select(*, user, task_id: UUID, bid_id: UUID, success_url: str = "", cancel_url: str = "") -> Selection:
     """The poster selects a pending bid of an open task; a payment for it is created at the provider.
 
-    The provider's checkout page (`checkout_url`) shows the task and the agent being paid, and links
-    back to `success_url` / `cancel_url` when given.
+    The provider's checkout page (`checkout_url`) shows the task and the agent being paid, and links back
+    to `success_url` / `cancel_url` when given.
 
-    The task row is locked first, so of any concurrent selects of one task exactly one finds it
-    open; the others find it awaiting payment (409). Selecting the selected bid again answers with
-    the same payment.
+    Three steps, and no lock is held across the provider call:
+
+    1. Claim, in one short transaction of conditional UPDATEs: the task open → awaiting_payment with
+       this bid, the bid pending → selected. Of concurrent selects of one task exactly one claims and
+       the others answer 409; the row counts decide, on SQLite as on PostgreSQL.
+    2. Create the payment at the provider, outside any transaction, under an idempotency key derived
+       from the selection (`selection_key`): however often this selection is retried (a timeout, a
+       crash before step 3, a repeat select), the provider answers with the same payment.
+    3. Record it: one Payment per provider payment, and `bid.selected` is announced. When the provider
+       failed instead, the claim is released (task open, bid pending, nothing else changed) and the
+       caller gets the provider's 502 or 503.
+
+    Selecting the selected bid again answers with the same payment. While the claim exists but its
+    payment is not recorded yet (the claiming request is at step 2, or died there), a repeat select
+    does steps 2 and 3 itself under the same key: it answers 200 with the same payment, recorded once.
     """
-    task = Task.objects.select_for_update().filter(id=task_id, poster=user).first()
-    if task is None:
-        raise NotFound()
-    bid = Bid.objects.select_related("agent").filter(id=bid_id, task=task).first()
-    if bid is None:
-        raise NotFound()
-    if bid.status == BidStatus.SELECTED and task.selected_bid_id == bid.id:
-        payment = Payment.objects.filter(bid=bid).order_by("-created_at").first()
+    task, bid = _select_target(user, task_id, bid_id)
+    claimed = False
+    if not _is_selected(task, bid):
+        claimed = _claim(task, bid)
+        task, bid = _select_target(user, task_id, bid_id)  # as the claim left them, or as whoever won did
+        if not claimed and not _is_selected(task, bid):  # not selectable, or another bid won (a twin is fine)
+            raise _not_selectable(task, bid)
+    if not claimed:
+        payment = _selection_payment(task, bid)
         if payment is not None:
             return Selection(task, bid, payment)
-    if task.status != TaskStatus.OPEN:
-        raise InvalidState(f"A bid can be selected only while the task is open; this one is {task.status}.")
-    if bid.status != BidStatus.PENDING:
-        raise InvalidState(f"Only a pending bid can be selected; this one is {bid.status}.")
 
     provider = get_payment_provider()
-    created = provider.create_payment(
-        amount=bid.amount,
-        currency=bid.currency,
-        metadata={"task_id": str(task.id), "bid_id": str(bid.id)},
-        description=f"Task: {task.title}"[:500],
-        payee=f"Agent {bid.agent.name}"[:200],
-        success_url=success_url,
-        cancel_url=cancel_url,
-    )
-    payment = Payment.objects.create(
-        task=task,
-        bid=bid,
-        provider=provider.name,
-        provider_payment_id=created.id,
-        amount=created.amount,
-        currency=created.currency,
-        status=created.status if created.status in PaymentStatus.values else PaymentStatus.REQUIRES_PAYMENT,
-        client_secret=created.client_secret,
-        checkout_url=created.checkout_url,
-    )
-    bid.status = BidStatus.SELECTED
-    bid.save(update_fields=["status", "updated_at"])
-    task.status = TaskStatus.AWAITING_PAYMENT
-    task.selected_bid = bid
-    task.save(update_fields=["status", "selected_bid", "updated_at"])
-    publish("bid.selected", {**bid_data(bid, task), "payment_id": payment.id}, task.poster_id, bid.bidder_id)
+    try:
+        created = provider.create_payment(
+            amount=bid.amount,
+            currency=bid.currency,
+            metadata={"task_id": str(task.id), "bid_id": str(bid.id)},
+            idempotency_key=selection_key(bid),
+            description=f"Task: {task.title}"[:500],
+            payee=f"Agent {bid.agent.name}"[:200],
+            success_url=success_url,
+            cancel_url=cancel_url,
+        )
+    except Exception:  # the provider's 502/503, or anything else: the request changes nothing
+        selection = _release(task, bid) if claimed else None
+        if selection is not None:  # a repeat select recorded the payment meanwhile
+            return selection
+        raise
+    return _record(task, bid, provider.name, created)
+
+
+def selection_key(bid: Bid) -> str:
+    """The provider idempotency key of the bid's current selection: `bid-select:<bid id>:<n>`.
+
+    n counts the bid's payments of earlier selections: those no longer waiting for the customer (a
+    selection's own payment waits until the selection is over). So n is the same for every request of
+    one selection, before and after its payment is recorded, and a selection after a failed payment
+    gets a new one. A selection given back after a provider failure keeps its key: selecting the bid
+    again picks up the provider's payment if the failed call had made one after all.
+    """
+    earlier = Payment.objects.filter(bid=bid).exclude(status=PaymentStatus.REQUIRES_PAYMENT).count()
+    return f"bid-select:{bid.id}:{earlier}"
+
+
+def _select_target(user, task_id: UUID, bid_id: UUID) -> tuple[Task, Bid]:
+    task = Task.objects.filter(id=task_id, poster=user).first()
+    bid = Bid.objects.select_related("agent").filter(id=bid_id, task=task).first() if task is not None else None
+    if bid is None:
+        raise NotFound()
+    return task, bid
+
+
+def _is_selected(task: Task, bid: Bid) -> bool:
+    return bid.status == BidStatus.SELECTED and task.selected_bid_id == bid.id
+
+
+def _not_selectable(task: Task, bid: Bid) -> InvalidState:
+    if task.status == TaskStatus.OPEN and bid.status == BidStatus.PENDING:
+        return InvalidState("The selection was given back while its payment was being created; select the bid again.")
+    if task.status != TaskStatus.OPEN:
+        return InvalidState(f"A bid can be selected only while the task is open; this one is {task.status}.")
+    return InvalidState(f"Only a pending bid can be selected; this one is {bid.status}.")
+
+
+def _selection_payment(task: Task, bid: Bid) -> Payment | None:
+    """The payment of the selected bid's selection: the one waiting for the customer while the task
+    awaits payment, the one that paid once it has moved on. None while it is being created."""
+    payments = Payment.objects.filter(bid=bid).order_by("-created_at")
+    if task.status == TaskStatus.AWAITING_PAYMENT:
+        return payments.filter(status=PaymentStatus.REQUIRES_PAYMENT).first()
+    paid = (PaymentStatus.SUCCEEDED, PaymentStatus.RELEASED, PaymentStatus.REFUNDED)
+    return payments.filter(status__in=paid).first()
+
+
+class _ClaimLost(Exception):
+    pass
+
+
+def _claim(task: Task, bid: Bid) -> bool:
+    """Step 1: task open → awaiting_payment with this bid, bid pending → selected; False if either moved."""
+    if task.status != TaskStatus.OPEN or bid.status != BidStatus.PENDING:
+        return False  # no need to ask the database (the caller reads both again before it answers)
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            if not Task.objects.filter(pk=task.pk, status=TaskStatus.OPEN).update(
+                status=TaskStatus.AWAITING_PAYMENT, selected_bid=bid, updated_at=now
+            ):
+                return False
+            if not Bid.objects.filter(pk=bid.pk, task=task, status=BidStatus.PENDING).update(
+                status=BidStatus.SELECTED, updated_at=now
+            ):
+                raise _ClaimLost()  # withdrawn meanwhile: give the task back
+    except _ClaimLost:
+        return False
+    return True
+
+
+def _release(task: Task, bid: Bid) -> Selection | None:
+    """The provider failed: the task is open again and the bid pending, unless the payment got recorded.
+
+    If even that cannot be written (the database is gone), the claim stays; the poster's next select
+    of the bid completes it under the same key, and cancelling the task clears it.
+    """
+    try:
+        return _release_claim(task, bid)
+    except DatabaseError:
+        logger.exception("could not release the selection of bid %s on task %s", bid.id, task.id)
+        return None
+
+
+def _release_claim(task: Task, bid: Bid) -> Selection | None:
+    with transaction.atomic():
+        # The task row first (as record, cancel and the payment events take it), so release and record
+        # of one selection never interleave.
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        current = Bid.objects.get(pk=bid.pk)
+        payment = _selection_payment(locked, current) if _is_selected(locked, current) else None
+        if payment is not None:
+            return Selection(locked, current, payment)
+        now = timezone.now()
+        if Task.objects.filter(pk=task.pk, status=TaskStatus.AWAITING_PAYMENT, selected_bid=bid).update(
+            status=TaskStatus.OPEN, selected_bid=None, updated_at=now
+        ):
+            Bid.objects.filter(pk=bid.pk, status=BidStatus.SELECTED).update(status=BidStatus.PENDING, updated_at=now)
+            logger.warning("selection of bid %s on task %s given back: the payment provider failed", bid.id, task.id)
+    return None
+
+
+def _record(task: Task, bid: Bid, provider_name: str, created: ProviderPayment) -> Selection:
+    """Step 3: store the provider's payment once and announce the selection, if the claim still holds."""
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        current = Bid.objects.get(pk=bid.pk)
+        if not _is_selected(locked, current):
+            # Cancelled, or given back by a failed twin request, while the provider was asked. Its payment
+            # was never handed out; a new selection of this bid reuses it under the same key.
+            raise _not_selectable(locked, current)
+        payment = _selection_payment(locked, current)
+        if payment is not None:  # a twin request recorded it first
+            return Selection(locked, current, payment)
+        if locked.status != TaskStatus.AWAITING_PAYMENT:
+            raise _not_selectable(locked, current)
+        payment = Payment.objects.create(
+            task=locked,
+            bid=current,
+            provider=provider_name,
+            provider_payment_id=created.id,
+            amount=created.amount,
+            currency=created.currency,
+            status=created.status if created.status in PaymentStatus.values else PaymentStatus.REQUIRES_PAYMENT,
+            client_secret=created.client_secret,
+            checkout_url=created.checkout_url,
+        )
+        publish(
+            "bid.selected",
+            {**bid_data(current, locked), "payment_id": payment.id},
+            locked.poster_id,
+            current.bidder_id,
+        )
     logger.info("bid %s selected on task %s; payment %s", bid.id, task.id, payment.provider_payment_id)
-    return Selection(task, bid, payment)
+    return Selection(locked, current, payment)

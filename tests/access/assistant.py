@@ -6,6 +6,8 @@ ROUTES = {
     "DELETE /api/v1/assistant/me": Access.USER,
     "GET /api/v1/allmodelchat/models": Access.USER,
     "GET /api/v1/allmodelchat/credits": Access.USER,
+    "POST /api/v1/allmodelchat/credits/top-up": Access.USER,
+    "GET /api/v1/allmodelchat/credits/transactions": Access.USER,
     "POST /api/v1/allmodelchat/generate/image": Access.USER,
     "POST /api/v1/brief/generate": Access.PUBLIC,
     "GET /api/v1/brief/suggestions": Access.PUBLIC,

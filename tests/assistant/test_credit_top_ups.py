@@ -167,7 +167,10 @@ def test_a_failed_top_up_adds_nothing_and_a_later_success_adds_the_pack(api, ali
 
 def test_events_for_task_payments_leave_credits_alone(api, alice):
     payment = LocalPaymentProvider().create_payment(
-        amount=Decimal("5.00"), currency="usd", metadata={"task_id": "t", "bid_id": "b"}
+        amount=Decimal("5.00"),
+        currency="usd",
+        metadata={"task_id": "t", "bid_id": "b"},
+        idempotency_key="bid-select:b:0",
     )
     post_event(api, settle(payment.id, "succeeded"))
 

@@ -160,6 +160,38 @@ def test_patch_kit_and_list_filtered_by_brand(alice_api, alice):
     assert str(other.id) not in {k["id"] for k in listed["items"]}
 
 
+def test_a_brands_kits_name_at_most_the_cap_together(alice_api, alice, settings):
+    settings.BRAND_KIT_NAMES_PER_BRAND_MAX = 5
+    brand = BrandFactory(owner=alice)
+    kit = BrandKitFactory(brand=brand, competitor_names=["A1", "B2", "C3"])
+    BrandKitFactory(brand=BrandFactory(owner=alice), competitor_names=["Other brand"] * 5)  # not counted
+
+    too_many_new = alice_api.post(
+        "/api/v1/brand-kits", {"brand_id": str(brand.id), "name": "Second", "competitor_names": ["D4", "E5", "F6"]}
+    )
+    too_many_patch = alice_api.patch(f"/api/v1/brand-kits/{kit.id}", {"competitor_names": list("abcdef")})
+    at_the_cap = alice_api.post(
+        "/api/v1/brand-kits", {"brand_id": str(brand.id), "name": "Second", "competitor_names": ["D4", "E5"]}
+    )
+
+    assert too_many_new.status_code == 422, too_many_new.content
+    assert too_many_new.json()["detail"] == [
+        {
+            "type": "value_error",
+            "loc": ["body", "competitor_names"],
+            "msg": "Value error, A brand's kits may name at most 5 competitors together; this brand's other kits "
+            "name 3, so this kit may name at most 2 (got 3).",
+            "ctx": {"error": too_many_new.json()["detail"][0]["ctx"]["error"]},
+        }
+    ]
+    assert too_many_patch.status_code == 422
+    assert too_many_patch.json()["detail"][0]["loc"] == ["body", "competitor_names"]
+    kit.refresh_from_db()
+    assert kit.competitor_names == ["A1", "B2", "C3"]
+    assert at_the_cap.status_code == 201, at_the_cap.content
+    assert BrandKit.objects.filter(brand=brand).count() == 2
+
+
 @pytest.mark.parametrize("method", ["get", "patch"])
 def test_another_users_kit_is_404(bob_api, alice, method):
     kit = BrandKitFactory(brand=BrandFactory(owner=alice))

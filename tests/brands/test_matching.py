@@ -58,6 +58,15 @@ def test_the_index_matches_exactly_and_fuzzily_at_90():
     assert "initech" not in index
 
 
+def test_a_ratio_of_exactly_90_is_a_duplicate_and_below_is_not():
+    index = NameIndex(["klmno pqrs", "klmn tuvw"])
+
+    assert fuzz.token_sort_ratio("klmno pqrs", "klmno pqrt") == 90  # Indel distance 2 over 20 characters
+    assert index.match("klmno pqrt") == "klmno pqrs"
+    assert fuzz.token_sort_ratio("klmn tuvw", "klmn tuvx") < 90  # distance 2 over 18
+    assert index.match("klmn tuvx") is None
+
+
 def test_the_index_agrees_with_a_brute_force_scan():
     import random
     import string

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import UTC, timedelta
 from decimal import Decimal
 
@@ -22,9 +23,13 @@ pytestmark = pytest.mark.django_db
 provider = LocalPaymentProvider()
 
 
-def _payment(amount="49.00", currency="usd"):
+def _payment(amount="49.00", currency="usd", key=None):
     return provider.create_payment(
-        amount=Decimal(amount), currency=currency, metadata={"task_id": "t1", "bid_id": 7}, description="Logo"
+        amount=Decimal(amount),
+        currency=currency,
+        metadata={"task_id": "t1", "bid_id": 7},
+        idempotency_key=key or f"test:{uuid.uuid4()}",
+        description="Logo",
     )
 
 
@@ -149,7 +154,9 @@ def test_a_currency_must_be_iso():
 
 
 def test_subscriptions_run_in_30_day_periods_and_can_be_set_to_cancel():
-    subscription = provider.create_subscription(customer_email="a@example.com", plan="growth", metadata={"team_id": 1})
+    subscription = provider.create_subscription(
+        customer_email="a@example.com", plan="growth", metadata={"team_id": 1}, idempotency_key="test:sub-1"
+    )
 
     assert re.fullmatch(r"sub_[A-Za-z0-9]{24}", subscription.id)
     assert (subscription.status, subscription.cancel_at_period_end) == ("active", False)
@@ -163,7 +170,9 @@ def test_subscriptions_run_in_30_day_periods_and_can_be_set_to_cancel():
 
 
 def test_subscription_billing_events():
-    subscription = provider.create_subscription(customer_email="a@example.com", plan="growth", metadata={})
+    subscription = provider.create_subscription(
+        customer_email="a@example.com", plan="growth", metadata={}, idempotency_key="test:sub-2"
+    )
 
     past_due, failed = provider.simulate_subscription(subscription.id, "payment_failed")
     active, paid = provider.simulate_subscription(subscription.id, "paid")

@@ -36,7 +36,7 @@ def seen():
 def test_it_settles_the_payment_and_our_webhook_applies_the_event(tls_server, settings, seen, outcome, event_type):
     settings.PAYMENTS_LOCAL_WEBHOOK_URL = f"{tls_server}/api/v1/webhooks/payments"
     payment = LocalPaymentProvider().create_payment(
-        amount=Decimal("25.00"), currency="usd", metadata={"task_id": "t-9", "bid_id": "b-3"}
+        amount=Decimal("25.00"), currency="usd", metadata={"task_id": "t-9", "bid_id": "b-3"}, idempotency_key="t:1"
     )
     out = StringIO()
 
@@ -57,7 +57,9 @@ def test_it_settles_the_payment_and_our_webhook_applies_the_event(tls_server, se
 @pytest.mark.django_db
 def test_an_unreachable_webhook_is_a_command_error_after_the_state_changed(settings):
     settings.PAYMENTS_LOCAL_WEBHOOK_URL = "https://127.0.0.1:9/api/v1/webhooks/payments"
-    payment = LocalPaymentProvider().create_payment(amount=Decimal("5.00"), currency="usd", metadata={})
+    payment = LocalPaymentProvider().create_payment(
+        amount=Decimal("5.00"), currency="usd", metadata={}, idempotency_key="t:2"
+    )
 
     with pytest.raises(CommandError, match="Re-run the command"):
         call_command("payments_simulate", payment.id, "succeeded", stdout=StringIO())
@@ -76,7 +78,7 @@ def test_unknown_payments_and_wrong_outcomes_are_command_errors():
 @pytest.mark.django_db
 def test_it_bills_a_subscription_without_sending_when_asked():
     subscription = LocalPaymentProvider().create_subscription(
-        customer_email="t@example.com", plan="growth", metadata={}
+        customer_email="t@example.com", plan="growth", metadata={}, idempotency_key="t:3"
     )
     out = StringIO()
 

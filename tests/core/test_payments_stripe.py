@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
 from urllib.parse import parse_qsl
@@ -85,6 +84,7 @@ def test_create_payment_opens_a_checkout_session_in_minor_units():
         amount=Decimal("49.00"),
         currency="USD",
         metadata={"task_id": "t1", "bid_id": "b1", "payment_id": "p1"},
+        idempotency_key="bid-select:b1:0",
         description="Task: Logo",
         payee="Agent Copybot",
         success_url="https://app.example.com/paid",
@@ -126,7 +126,9 @@ def test_a_credit_top_up_is_captured_at_once_under_its_own_key():
     fake = FakeStripe({("POST", "/v1/checkout/sessions"): ok(session(amount_total=500))})
     metadata = {"kind": "credit_top_up", "top_up_id": "tu1", "user_id": "u1", "pack": "small"}
 
-    provider(fake).create_payment(amount=Decimal("5.00"), currency="usd", metadata=metadata)
+    provider(fake).create_payment(
+        amount=Decimal("5.00"), currency="usd", metadata=metadata, idempotency_key="credit-top-up:tu1"
+    )
 
     form = fake.form(0)
     assert ("payment_intent_data[capture_method]", "automatic") in form
@@ -139,29 +141,31 @@ def test_a_credit_top_up_is_captured_at_once_under_its_own_key():
 def test_a_retried_create_is_the_same_request_under_the_same_key():
     fake = FakeStripe({("POST", "/v1/checkout/sessions"): [httpx.Response(500, json={}), ok(session())]})
     stripe = provider(fake)
-    kwargs = {"amount": Decimal("49.00"), "currency": "usd", "metadata": {"bid_id": "b1", "payment_id": "p1"}}
+    kwargs = {
+        "amount": Decimal("49.00"),
+        "currency": "usd",
+        "metadata": {"bid_id": "b1", "payment_id": "p1"},
+        "idempotency_key": "bid-select:b1:0",
+    }
 
     with pytest.raises(ProviderError):
         stripe.create_payment(**kwargs)
     stripe.create_payment(**kwargs)
 
     first, second = fake.requests
-    assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == "bid-select:b1:p1"
+    assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == "bid-select:b1:0"
     assert first.content == second.content
 
 
-def test_the_callers_key_wins_and_creates_without_an_operation_get_fresh_keys():
+def test_the_callers_key_is_sent_and_an_empty_one_is_refused_before_calling_stripe():
     fake = FakeStripe({("POST", "/v1/checkout/sessions"): ok(session())})
     stripe = provider(fake)
 
     stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={"bid_id": "b1"}, idempotency_key="k-1")
-    for _ in range(2):
-        stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={})
+    with pytest.raises(ValueError, match="Idempotency-Key"):
+        stripe.create_payment(amount=Decimal("1.00"), currency="usd", metadata={}, idempotency_key="")
 
-    keys = [r.headers["Idempotency-Key"] for r in fake.requests]
-    assert keys[0] == "k-1"
-    uuid.UUID(keys[1]), uuid.UUID(keys[2])
-    assert keys[1] != keys[2]
+    assert [r.headers["Idempotency-Key"] for r in fake.requests] == ["k-1"]
 
 
 def test_a_session_reference_is_resolved_to_its_intent():
@@ -327,6 +331,7 @@ def test_create_subscription_opens_a_subscription_checkout_for_a_new_customer():
         customer_email="a@example.com",
         plan="growth",
         metadata={"team_id": "tm1", "user_id": "u1"},
+        idempotency_key="team-hire:tm1",
         success_url="https://app.example.com/hired",
         cancel_url="https://app.example.com/not-hired",
     )
@@ -368,7 +373,9 @@ def test_create_subscription_reuses_an_existing_customer():
         }
     )
 
-    provider(fake).create_subscription(customer_email="a@example.com", plan="growth", metadata={})
+    provider(fake).create_subscription(
+        customer_email="a@example.com", plan="growth", metadata={}, idempotency_key="team-hire:tm2"
+    )
 
     assert len(fake.requests) == 2
     assert ("customer", "cus_old") in fake.form(1)
@@ -391,7 +398,9 @@ def test_a_completed_subscription_checkout_is_resolved_to_its_subscription():
 def test_a_plan_without_a_price_is_unavailable_and_sends_nothing():
     fake = FakeStripe({})
     with pytest.raises(ProviderUnavailable, match="STRIPE_PRICE_IDS"):
-        provider(fake).create_subscription(customer_email="a@example.com", plan="enterprise", metadata={})
+        provider(fake).create_subscription(
+            customer_email="a@example.com", plan="enterprise", metadata={}, idempotency_key="team-hire:tm3"
+        )
     assert fake.requests == []
 
 

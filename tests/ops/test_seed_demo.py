@@ -24,12 +24,13 @@ def counts() -> dict[str, int]:
     } | {"messages": AssistantMessage.objects.count()}
 
 
-def test_seed_demo_builds_the_showcase_and_is_idempotent():
+def test_seed_demo_builds_the_showcase_and_is_idempotent(settings):
+    settings.DEMO_USER_PASSWORD = "the-password-make-run-generated"
     out = StringIO()
     call_command("seed_demo", "--scale", "1", stdout=out)
 
     demo = User.objects.get(email="demo@example.com")
-    assert demo.is_staff and demo.check_password("demo-password-123")
+    assert demo.is_staff and demo.check_password(settings.DEMO_USER_PASSWORD)
     showcase = Brand.objects.get(owner=demo, name="Northwind Outdoor")
     assert CompetitorSeed.objects.filter(target_domain=showcase.domain).count() == 2000
     assert BrandCompetitor.objects.filter(brand=showcase).count() == 400

@@ -8,28 +8,32 @@ each, a team on a paid subscription, a bidding agent, 25 open tasks with bids, a
 conversations, and a few scraping snapshots.
 
 Idempotent: every part is counted first and only what is missing is created, so running it again at
-the same scale adds nothing, and a larger scale adds the difference. Each user's password is
-DEMO_PASSWORD. A progress bar on stdout shows how far it got.
+the same scale adds nothing, and a larger scale adds the difference. Users it creates get the demo password:
+the one `make run` generated (settings.DEMO_USER_PASSWORD), else a random one printed at the end (users from
+an earlier run keep theirs). A progress bar on stdout shows how far it got.
 """
 
 from __future__ import annotations
 
 import random
+import secrets
 import sys
 from datetime import timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
-from accounts.management.commands.ensure_demo_user import DEMO_EMAIL, DEMO_PASSWORD
+from accounts.management.commands.ensure_demo_user import DEMO_EMAIL
 from accounts.models import User
 from accounts.services import user_create
 from assistant.models import AssistantMessage
 from assistant.services import assistant_message_send
 from brands.matching import normalize_name
 from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
+from brands.roster_cache import roster_changed, shared_competitors_changed
 from brands.selectors.competitors import seed_row_id
 from brands.services.brands import brand_create, brand_kit_create
 from scrapers.models import Snapshot
@@ -116,6 +120,7 @@ class Command(BaseCommand):
             self.stderr.write("--scale must be at least 1")
             sys.exit(2)
         self.rnd = random.Random(20261121 * scale)  # noqa: S311 (reproducible demo data, not secrets)
+        self.password = getattr(settings, "DEMO_USER_PASSWORD", "") or secrets.token_urlsafe(18)
         n_users = USERS_PER_SCALE * scale
         n_tasks = TASKS_PER_SCALE * scale
         total = 1 + n_users + DISCOVERED // SEED_BATCH + 2 + 4 * (n_users + 1) + n_users + n_tasks + SNAPSHOTS
@@ -137,7 +142,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Seeded scale {scale}: {User.objects.count()} users, {Brand.objects.count()} brands, "
             f"{CompetitorSeed.objects.count()} competitor seeds, {Team.objects.count()} teams, "
-            f"{Agent.objects.count()} agents, {Task.objects.count()} tasks. Log in as {DEMO_EMAIL} / {DEMO_PASSWORD}."
+            f"{Agent.objects.count()} agents, {Task.objects.count()} tasks. Log in as {DEMO_EMAIL} / {self.password}."
         )
 
     # --- People ----------------------------------------------------------------------------------------
@@ -145,7 +150,7 @@ class Command(BaseCommand):
     def demo_user(self) -> User:
         user = User.objects.filter(email__iexact=DEMO_EMAIL).first()
         if user is None:  # the same user `manage.py ensure_demo_user` creates, without issuing a key
-            user = user_create(email=DEMO_EMAIL, password=DEMO_PASSWORD, is_staff=True, credits=100)
+            user = user_create(email=DEMO_EMAIL, password=self.password, is_staff=True, credits=100)
         self.progress.advance("demo user")
         return user
 
@@ -154,7 +159,7 @@ class Command(BaseCommand):
         for i in range(count):
             email = f"user{i + 1:04d}@demo.example.com"
             user = User.objects.filter(email=email).first() or user_create(
-                email=email, password=DEMO_PASSWORD, credits=50
+                email=email, password=self.password, credits=50
             )
             users.append(user)
             self.progress.advance("users")
@@ -186,6 +191,8 @@ class Command(BaseCommand):
         for start in range(0, len(missing), SEED_BATCH):
             batch = missing[start : start + SEED_BATCH]
             with transaction.atomic():
+                shared_competitors_changed()  # bulk writes send no signals: the cached roster goes stale
+                roster_changed(brand.id)
                 seeds = CompetitorSeed.objects.bulk_create([self._seed(brand, names[key], rnd) for key in batch])
                 BrandCompetitor.objects.bulk_create(
                     [

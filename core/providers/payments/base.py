@@ -1,6 +1,9 @@
 """The payment provider interface that teams and tasks code against.
 
 Amounts are Decimals in major units ("49.00 usd"); each provider converts to what it speaks.
+Creates take an `idempotency_key` derived from the domain operation (e.g. `bid-select:<bid id>:<n>`):
+the same key answers with the same provider object, however often the create is retried (a timeout,
+a crash before the result was recorded, a concurrent duplicate), and never makes a second one.
 Failures are `core.errors.ProviderError` (the provider answered and refused or failed the call)
 or `core.errors.ProviderUnavailable` (not configured, unreachable, timed out).
 """
@@ -71,6 +74,7 @@ class PaymentProvider(Protocol):
         amount: Decimal,
         currency: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         description: str = "",
         payee: str = "",
         success_url: str = "",
@@ -78,6 +82,7 @@ class PaymentProvider(Protocol):
     ) -> Payment:
         """A payment intent with a hosted checkout page (`checkout_url`) showing `description` and `payee`.
 
+        `idempotency_key` is derived from the domain operation: a retry with the same key creates nothing new.
         The page links back to `success_url` after paying and to `cancel_url` after declining (both optional).
         """
         ...
@@ -98,6 +103,7 @@ class PaymentProvider(Protocol):
         customer_email: str,
         plan: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         success_url: str = "",
         cancel_url: str = "",
     ) -> Subscription: ...

@@ -6,6 +6,10 @@ with Stripe-like ids, and gives each one a hosted checkout page on this server (
 settles them through `simulate_payment()` / `simulate_subscription()`, which change its state and
 build the matching signed provider event for our own webhook. Event objects look like
 Stripe's: amounts in minor units, Stripe's status words, Unix timestamps.
+
+Creates are idempotent like Stripe's: the `idempotency_key` is a unique column, so the same key
+answers with the same object (in its current state) and never makes a second row, even when two
+creates with it race; reusing a key with different parameters is refused, as Stripe refuses it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -141,6 +145,27 @@ def invoice_event_object(row: LocalSubscription, *, paid: bool) -> dict[str, Any
     }
 
 
+def _create_once(model, idempotency_key: str, **fields):
+    """The row created with this key: the existing one, or a new one (a concurrent twin's if it won)."""
+    if not isinstance(idempotency_key, str) or not 0 < len(idempotency_key) <= 255:
+        raise ValueError("idempotency_key must be a non-empty string of at most 255 characters")
+    existing = model.objects.filter(idempotency_key=idempotency_key).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return model.objects.create(idempotency_key=idempotency_key, **fields)
+    except IntegrityError:  # a concurrent create with the same key committed first
+        return model.objects.get(idempotency_key=idempotency_key)
+
+
+def _same_parameters(row, idempotency_key: str, **expected) -> None:
+    if any(getattr(row, name) != value for name, value in expected.items()):
+        raise ProviderError(
+            f"Idempotency key {idempotency_key!r} was first used with different parameters; use a new key."
+        )
+
+
 class LocalPaymentProvider:
     name = "local"
 
@@ -153,6 +178,7 @@ class LocalPaymentProvider:
         amount: Decimal,
         currency: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         description: str = "",
         payee: str = "",
         success_url: str = "",
@@ -160,7 +186,9 @@ class LocalPaymentProvider:
     ) -> Payment:
         currency = normalise_currency(currency)
         payment_id = provider_id("pi")
-        row = LocalPayment.objects.create(
+        row = _create_once(
+            LocalPayment,
+            idempotency_key,
             id=payment_id,
             amount_minor=to_minor(amount, currency),
             currency=currency,
@@ -168,9 +196,11 @@ class LocalPaymentProvider:
             description=description[:500],
             metadata=_metadata(metadata),
         )
-        _open_checkout(
-            payment=row, payee=(payee or DEFAULT_PAYEE)[:200], success_url=success_url, cancel_url=cancel_url
-        )
+        _same_parameters(row, idempotency_key, amount_minor=to_minor(amount, currency), currency=currency)
+        if not LocalCheckoutSession.objects.filter(payment=row).exists():  # a retry keeps the first page
+            _open_checkout(
+                payment=row, payee=(payee or DEFAULT_PAYEE)[:200], success_url=success_url, cancel_url=cancel_url
+            )
         return _payment(row)
 
     def get_payment(self, payment_id: str) -> Payment:
@@ -225,13 +255,16 @@ class LocalPaymentProvider:
         customer_email: str,
         plan: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         success_url: str = "",
         cancel_url: str = "",
     ) -> Subscription:
         if not plan:
             raise ProviderError("A plan is required.")
         now = timezone.now()
-        row = LocalSubscription.objects.create(
+        row = _create_once(
+            LocalSubscription,
+            idempotency_key,
             id=provider_id("sub"),
             customer_email=customer_email,
             plan=plan,
@@ -240,7 +273,9 @@ class LocalPaymentProvider:
             current_period_end=now + PERIOD,
             metadata=_metadata(metadata),
         )
-        _open_checkout(subscription=row, payee=DEFAULT_PAYEE, success_url=success_url, cancel_url=cancel_url)
+        _same_parameters(row, idempotency_key, customer_email=customer_email, plan=plan)
+        if not LocalCheckoutSession.objects.filter(subscription=row).exists():  # a retry keeps the first page
+            _open_checkout(subscription=row, payee=DEFAULT_PAYEE, success_url=success_url, cancel_url=cancel_url)
         return _subscription(row)
 
     def get_subscription(self, subscription_id: str) -> Subscription:

@@ -35,19 +35,19 @@ Errors: a 4xx answer is `ProviderError` (502), except 429 which is `ProviderUnav
 a timeout or a network failure; a 5xx answer is `ProviderError` (Stripe answered and failed). No
 API key, or no price for a plan, is `ProviderUnavailable`. Every call has a timeout.
 
-Every create sends an `Idempotency-Key`: the caller's `idempotency_key` (derived from the domain
-operation, e.g. `bid-select:<bid_id>:<n>`), or else one derived from the metadata
-(`bid-select:<bid_id>[:<payment_id>]`, `credit-top-up:<top_up_id>`, `team-hire:<team_id>`), so a
-retry of the same operation is the same request to Stripe; a create with nothing to derive from gets
-a fresh one. The request body is deterministic (no `expires_at`:
-Stripe's default of 24 hours applies), because Stripe refuses a key reused with other parameters.
+Every create sends an `Idempotency-Key` derived from the domain operation, never a random one: the
+caller's key (`bid-select:<bid id>:<n>`, `team-hire:<team id>`, `credit-top-up:<top-up id>`) for the
+Checkout Session, `customer:<hash of the e-mail>` for the customer a subscription needs, and
+`refund:<payment intent id>` for a refund. A create that timed out and is retried with the same key gets
+Stripe's first answer back instead of a second object. The request body is deterministic (no
+`expires_at`: Stripe's default of 24 hours applies), because Stripe refuses a key reused with other
+parameters; and Stripe replays the first answer for 24 hours even when it was an error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -244,8 +244,7 @@ class StripePaymentProvider:
         *,
         form: Form | None = None,
         params: Form | None = None,
-        create: bool = False,
-        idempotency_key: str = "",
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.api_key}"}
         content = None
@@ -253,8 +252,10 @@ class StripePaymentProvider:
             # Encoded here: Stripe's nested keys (metadata[x], items[0][price]) repeat and keep their order.
             content = urlencode(form).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        if create or idempotency_key:
-            headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
+        if idempotency_key is not None:
+            if not 0 < len(idempotency_key) <= 255:
+                raise ValueError("an Idempotency-Key is 1 to 255 characters")
+            headers["Idempotency-Key"] = idempotency_key
         url = f"{self.base_url}{path}"
         try:
             if self.client is not None:
@@ -311,11 +312,11 @@ class StripePaymentProvider:
         amount: Decimal,
         currency: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         description: str = "",
         payee: str = "",
         success_url: str = "",
         cancel_url: str = "",
-        idempotency_key: str = "",
     ) -> Payment:
         """A Checkout Session in `mode=payment`; the returned Payment has the session's id and `url`."""
         currency = normalise_currency(currency)
@@ -342,7 +343,7 @@ class StripePaymentProvider:
             form.append(("client_reference_id", reference[:200]))
         form += self._return_urls(success_url, cancel_url)
         key = idempotency_key or operation_key(metadata)
-        session = self._request("POST", "/v1/checkout/sessions", form=form, create=True, idempotency_key=key)
+        session = self._request("POST", "/v1/checkout/sessions", form=form, idempotency_key=key)
         return session_to_payment(session)
 
     def get_payment(self, payment_id: str) -> Payment:
@@ -411,9 +412,9 @@ class StripePaymentProvider:
         customer_email: str,
         plan: str,
         metadata: dict[str, str],
+        idempotency_key: str,
         success_url: str = "",
         cancel_url: str = "",
-        idempotency_key: str = "",
     ) -> Subscription:
         """A Checkout Session in `mode=subscription`; the Subscription returned has the session's id."""
         price = self.price_ids.get(plan)
@@ -433,7 +434,7 @@ class StripePaymentProvider:
             form.append(("client_reference_id", metadata["team_id"]))
         form += self._return_urls(success_url, cancel_url)
         key = idempotency_key or operation_key(metadata)
-        session = self._request("POST", "/v1/checkout/sessions", form=form, create=True, idempotency_key=key)
+        session = self._request("POST", "/v1/checkout/sessions", form=form, idempotency_key=key)
         return session_to_subscription(session)
 
     def get_subscription(self, subscription_id: str) -> Subscription:

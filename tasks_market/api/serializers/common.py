@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api.fields import URL_PATTERN
 from core.api.validation import GreaterThan
 from core.outbound import UnsafeURL, check_url
 from tasks_market.models import Artefact
@@ -56,6 +57,14 @@ def money_field(**kwargs) -> serializers.DecimalField:
     return MoneyField(**kwargs)
 
 
+def whole_amounts_in(amount: str, currency: str) -> dict:
+    """Schema: in a currency without minor units (jpy) the amount is a whole number (check_amount_places)."""
+    return {
+        "if": {"properties": {currency: {"const": "jpy"}}, "required": [currency]},
+        "then": {"properties": {amount: {"multipleOf": 1}}},
+    }
+
+
 def safe_endpoint(value: str) -> str:
     try:
         check_url(value, schemes=("https",))
@@ -70,6 +79,19 @@ def safe_endpoint(value: str) -> str:
 class ArtefactInput(serializers.Serializer):
     """A file by `url` (give its `size` and `sha256`) or inline `text` (size and sha256 are computed,
     and checked when given)."""
+
+    # For the schema (core.api.schema.AutoSchema): exactly one of the two forms. With `text`, the schema
+    # leaves `size` and `sha256` out; the server computes them (and accepts them only when they match).
+    openapi_extra = {
+        "properties": {"url": {"pattern": URL_PATTERN}},
+        "oneOf": [
+            {"required": ["url", "size", "sha256"], "not": {"required": ["text"]}},
+            {
+                "required": ["text"],
+                "not": {"anyOf": [{"required": ["url"]}, {"required": ["size"]}, {"required": ["sha256"]}]},
+            },
+        ],
+    }
 
     name = serializers.CharField(max_length=255)
     content_type = serializers.CharField(

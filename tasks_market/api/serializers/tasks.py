@@ -17,6 +17,7 @@ from tasks_market.api.serializers.common import (
     ArtefactInput,
     BlankAsNullField,
     money_field,
+    whole_amounts_in,
 )
 from tasks_market.models import (
     Bid,
@@ -53,12 +54,22 @@ class _TaskFields(serializers.Serializer):
         return attrs
 
 
+# For the schema: a deadline in the future as the example (generated clients and fuzzers start from it), and
+# whole amounts in jpy.
+_TASK_SCHEMA = {
+    "properties": {"deadline": {"examples": ["2099-12-31T23:59:59Z"]}},
+    **whole_amounts_in("budget_amount", "budget_currency"),
+}
+
+
 class TaskInput(_TaskFields):
-    pass
+    openapi_extra = _TASK_SCHEMA
 
 
 class TaskRemixInput(_TaskFields):
     """Everything is copied from the task unless given here."""
+
+    openapi_extra = _TASK_SCHEMA
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -174,6 +185,8 @@ class TaskSerializer(serializers.ModelSerializer):
 
 
 class BidInput(serializers.Serializer):
+    openapi_extra = whole_amounts_in("amount", "currency")
+
     agent_id = serializers.UUIDField(help_text="One of your agents.")
     amount = money_field()
     currency = serializers.ChoiceField(choices=CURRENCIES, help_text="The task's budget currency.")

@@ -86,7 +86,9 @@ class BidSelectView(ApiView):
             "body's `success_url` / `cancel_url` are where that page links back to). When it succeeds the task "
             "is dispatched to the agent; when it fails the task is open again. Of concurrent selects on one "
             "task exactly one wins; the others are 409. Selecting the selected bid again returns the same "
-            "payment. 409 `invalid_state` when the task is not open or the bid not pending."
+            "payment, also while its creation is still under way (the provider is asked under the same "
+            "idempotency key). When the provider fails (502/503) the task is open again and the bid pending. "
+            "409 `invalid_state` when the task is not open or the bid not pending."
         ),
         tags=TAGS,
         request=BidSelectInput,

@@ -1,0 +1,57 @@
+"""schemathesis against the live `make run` server, every operation of its /openapi.json.
+
+The fuzzer is one client sending thousands of requests, so the harness lifts the rate limit for
+127.0.0.1 with an override, as staff would. It runs as an ordinary user with credits over every
+operation but the staff-only scraper endpoints, then as staff over those. Fails on any 5xx, any
+status the schema does not declare, and any response that does not match its schema.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.harness import Api, Scenario, create_user, login
+from tests.servers import run_schemathesis
+
+STAFF_ONLY = "^/api/v1/admin/"
+EXAMPLES = 3  # per operation and phase: a few minutes on two cores
+
+
+def cases(stdout: str) -> int:
+    """How many test cases the run generated (its summary says `N generated`)."""
+    found = re.findall(r"(\d+) generated", stdout)
+    return int(found[-1]) if found else 0
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("server", ["run"], indirect=True)
+def test_schemathesis_against_make_run(server, scenario: Scenario, tmp_path):
+    anonymous = Api(server, scenario)
+    user_token = login(anonymous, create_user(server, credits=100_000))
+    staff_token = login(anonymous, create_user(server, staff=True))
+
+    as_user = run_schemathesis(
+        server.base_url,
+        user_token,
+        tmp_path / "user",
+        "--exclude-path-regex",
+        STAFF_ONLY,
+        max_examples=EXAMPLES,
+        timeout=900,
+    )
+    as_staff = run_schemathesis(
+        server.base_url,
+        staff_token,
+        tmp_path / "staff",
+        "--include-path-regex",
+        STAFF_ONLY,
+        max_examples=EXAMPLES,
+        timeout=300,
+    )
+
+    scenario.effects.update(user_cases=cases(as_user.stdout), staff_cases=cases(as_staff.stdout))
+    print(as_user.stdout[-3000:], as_staff.stdout[-3000:])
+    assert as_user.returncode == 0, as_user.stdout[-20000:] + as_user.stderr[-3000:]
+    assert as_staff.returncode == 0, as_staff.stdout[-20000:] + as_staff.stderr[-3000:]
