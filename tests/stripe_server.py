@@ -1,6 +1,8 @@
 """A Stripe stand-in on 127.0.0.1 that honours `Idempotency-Key` as Stripe does, for the Stripe adapter.
 
-It creates payment intents, customers and subscriptions, updates subscriptions, replays the first
+It creates Checkout Sessions (a payment session makes its payment intent, a subscription session its
+subscription, as if the customer paid at once), payment intents, customers and subscriptions, reads
+sessions, updates subscriptions, replays the first
 answer for a key it has seen, records every request (path and key), and can be told to fail the next
 POSTs (a failure is not remembered for its key, as when Stripe fails before it starts executing) or to
 hold them until the test lets them go (to look at the database while the provider is being asked).
@@ -26,6 +28,7 @@ class StripeState:
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)  # (method, path, Idempotency-Key)
     answers: dict[str, tuple[int, dict]] = field(default_factory=dict)  # by Idempotency-Key
     subscriptions: dict[str, dict] = field(default_factory=dict)  # by id
+    sessions: dict[str, dict] = field(default_factory=dict)  # Checkout Sessions by id
     fail_next: list[int] = field(default_factory=list)  # statuses for the next POSTs (not remembered for a key)
     hold: threading.Event | None = None  # POSTs wait until it is set
     held: threading.Event = field(default_factory=threading.Event)  # set once a create is waiting
@@ -67,8 +70,42 @@ def _subscription(form: dict[str, str]) -> dict:
     }
 
 
+def _metadata(form: dict[str, str], prefix: str = "") -> dict[str, str]:
+    start = f"{prefix}[metadata][" if prefix else "metadata["
+    return {k[len(start) : -1]: v for k, v in form.items() if k.startswith(start)}
+
+
+def _session(state: StripeState, form: dict[str, str]) -> dict:
+    session_id = f"cs_test_{secrets.token_hex(12)}"
+    session = {
+        "id": session_id,
+        "object": "checkout.session",
+        "mode": form.get("mode", "payment"),
+        "url": f"https://checkout.stripe.test/c/pay/{session_id}",
+        "status": "complete",
+        "payment_status": "paid",
+        "metadata": _metadata(form),
+        "client_reference_id": form.get("client_reference_id"),
+        "expires_at": int(time.time()) + 86400,
+        "payment_intent": None,
+        "subscription": None,
+    }
+    if session["mode"] == "subscription":
+        subscription = {**_subscription({}), "metadata": _metadata(form, "subscription_data")}
+        state.subscriptions[subscription["id"]] = subscription
+        session["subscription"] = subscription["id"]
+    else:
+        session["amount_total"] = int(form["line_items[0][price_data][unit_amount]"])
+        session["currency"] = form["line_items[0][price_data][currency]"]
+        intent = _intent({"amount": str(session["amount_total"]), "currency": session["currency"]})
+        session["payment_intent"] = intent["id"]
+    state.sessions[session_id] = session
+    return session
+
+
 def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
     creates = {
+        "/v1/checkout/sessions": lambda form: _session(state, form),
         "/v1/payment_intents": _intent,
         "/v1/customers": lambda form: {"id": f"cus_{secrets.token_hex(8)}", "object": "customer"},
         "/v1/subscriptions": _subscription,
@@ -80,6 +117,11 @@ def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
                 state.requests.append(("GET", self.path.split("?")[0], None))
             if self.path.startswith("/v1/customers"):
                 return self._answer(200, {"object": "list", "data": []})
+            if self.path.startswith("/v1/checkout/sessions/"):
+                with state.lock:
+                    session = state.sessions.get(self.path.split("?")[0].rsplit("/", 1)[-1])
+                if session is not None:
+                    return self._answer(200, session)
             return self._answer(404, {"error": {"message": "No such object"}})
 
         def do_POST(self):

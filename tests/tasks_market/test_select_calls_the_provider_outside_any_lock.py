@@ -22,7 +22,7 @@ from tests.tasks_market.conftest import place_bid, post_task, register_agent, si
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 from webhooks_app.models import WebhookEvent
 
-INTENTS = "/v1/payment_intents"
+INTENTS = "/v1/checkout/sessions"  # a payment is a Checkout Session at Stripe
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection, transaction
 
 from teams.models import Team, TeamStatus
+from teams.services import team_link_subscription
 from tests.conftest import client_with_token, jwt_for
 from tests.stripe_server import stripe_stand_in
 from webhooks_app.models import WebhookEvent
@@ -28,15 +29,27 @@ def _hire(client):
     return client.post("/api/v1/teams", {"team_type": "seo", "display_name": "SEO", "tier": "growth"}, format="json")
 
 
+def _hired_and_paid(client, stripe) -> dict:
+    """Hire, then the customer pays on Stripe's page: the session's subscription is linked, the team active."""
+    team = _hire(client).json()
+    stored = Team.objects.get(id=team["id"])
+    subscription_id = stripe.sessions[stored.payments_subscription_id]["subscription"]
+    team_link_subscription(subscription_id=subscription_id, session_id=stored.payments_subscription_id)
+    Team.objects.filter(id=team["id"]).update(status=TeamStatus.ACTIVE)  # as customer.subscription.* says
+    return team
+
+
 @pytest.mark.django_db
 def test_hire_creates_the_subscription_under_a_key_derived_from_the_team(alice_api, stripe):
     response = _hire(alice_api)
 
     assert response.status_code == 201, response.content
     team = Team.objects.get(id=response.json()["id"])
-    assert stripe.keys("/v1/subscriptions") == [f"team-hire:{team.id}"]
-    assert stripe.keys("/v1/customers") == [f"team-hire:{team.id}:customer"]
-    assert stripe.subscriptions[team.payments_subscription_id]["metadata"]["team_id"] == str(team.id)
+    assert stripe.keys("/v1/checkout/sessions") == [f"team-hire:{team.id}"]
+    [customer_key] = stripe.keys("/v1/customers")
+    assert customer_key.startswith("customer:")  # one Stripe customer per e-mail, however many teams
+    session = stripe.sessions[team.payments_subscription_id]
+    assert stripe.subscriptions[session["subscription"]]["metadata"]["team_id"] == str(team.id)
 
 
 @pytest.mark.django_db
@@ -52,7 +65,7 @@ def test_a_hire_the_provider_refuses_saves_nothing(alice_api, stripe):
 
 @pytest.mark.django_db
 def test_an_unsubscribe_the_provider_refuses_leaves_the_team_active(alice_api, stripe):
-    team = _hire(alice_api).json()
+    team = _hired_and_paid(alice_api, stripe)
     stripe.fail_next = [500]
 
     response = alice_api.post(f"/api/v1/teams/{team['id']}/unsubscribe")
@@ -66,7 +79,7 @@ def test_an_unsubscribe_the_provider_refuses_leaves_the_team_active(alice_api, s
 @pytest.mark.django_db(transaction=True)
 def test_while_the_provider_answers_a_reactivation_the_team_is_not_locked_and_a_second_one_is_409(alice, stripe):
     client = client_with_token(jwt_for(alice))
-    team = _hire(client).json()
+    team = _hired_and_paid(client, stripe)
     assert client.post(f"/api/v1/teams/{team['id']}/unsubscribe").status_code == 200
     stripe.hold = threading.Event()
     answers = {}
