@@ -95,7 +95,7 @@ def test_create_payment_opens_a_checkout_session_in_minor_units():
     assert str(request.url) == "https://stripe.test/v1/checkout/sessions"
     assert request.headers["Authorization"] == "Bearer sk_test_abc"
     assert request.headers["Content-Type"] == "application/x-www-form-urlencoded"
-    assert request.headers["Idempotency-Key"] == "bid-select:b1:p1"
+    assert request.headers["Idempotency-Key"] == "bid-select:b1:0"
     assert request.extensions["timeout"]["read"] == 20.0
     assert fake.form(0) == [
         ("mode", "payment"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from decimal import Decimal
 
@@ -100,7 +101,8 @@ def test_the_stripe_adapter_sends_the_callers_key_and_the_same_one_on_a_retry_af
         seen.append(request.headers["Idempotency-Key"])
         if len(seen) == 1:
             raise httpx.ReadTimeout("Stripe took too long", request=request)
-        return httpx.Response(200, json=_intent())
+        session = {"id": "cs_1", "object": "checkout.session", "amount_total": 4900, "currency": "usd"}
+        return httpx.Response(200, json={**session, "status": "open", "url": "https://checkout.stripe.test/cs_1"})
 
     provider = StripePaymentProvider(api_key="sk_test", transport=httpx.MockTransport(stripe))
 
@@ -111,11 +113,11 @@ def test_the_stripe_adapter_sends_the_callers_key_and_the_same_one_on_a_retry_af
 
     with pytest.raises(ProviderUnavailable):
         create()
-    assert create().id == "pi_1"
+    assert create().id == "cs_1"
     assert seen == ["bid-select:b1:0", "bid-select:b1:0"]
 
 
-def test_the_stripe_customer_and_subscription_keys_derive_from_the_callers_key():
+def test_the_stripe_customer_and_subscription_keys_derive_from_the_operation():
     seen: list[tuple[str, str | None]] = []
 
     def stripe(request: httpx.Request) -> httpx.Response:
@@ -124,8 +126,8 @@ def test_the_stripe_customer_and_subscription_keys_derive_from_the_callers_key()
             return httpx.Response(200, json={"object": "list", "data": []})
         if request.url.path == "/v1/customers":
             return httpx.Response(200, json={"id": "cus_1"})
-        sub = {"id": "sub_1", "status": "active", "cancel_at_period_end": False, "current_period_end": 1_900_000_000}
-        return httpx.Response(200, json=sub)
+        session = {"id": "cs_2", "object": "checkout.session", "expires_at": 1_900_000_000, "url": "https://x.test"}
+        return httpx.Response(200, json=session)
 
     provider = StripePaymentProvider(
         api_key="sk_test", price_ids={"growth": "price_g"}, transport=httpx.MockTransport(stripe)
@@ -139,8 +141,8 @@ def test_the_stripe_customer_and_subscription_keys_derive_from_the_callers_key()
         seen
         == [
             ("/v1/customers", None),
-            ("/v1/customers", "team-hire:t1:customer"),
-            ("/v1/subscriptions", "team-hire:t1"),
+            ("/v1/customers", "customer:" + hashlib.sha256(b"a@example.com").hexdigest()[:40]),
+            ("/v1/checkout/sessions", "team-hire:t1"),
         ]
         * 2
     )
