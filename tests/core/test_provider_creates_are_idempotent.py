@@ -81,19 +81,6 @@ def test_concurrent_local_creates_with_one_key_make_one_row():
     assert LocalPayment.objects.count() == 1
 
 
-def _intent() -> dict:
-    return {
-        "id": "pi_1",
-        "object": "payment_intent",
-        "amount": 4900,
-        "currency": "usd",
-        "status": "requires_payment_method",
-        "capture_method": "manual",
-        "client_secret": "pi_1_secret",
-        "metadata": {},
-    }
-
-
 def test_the_stripe_adapter_sends_the_callers_key_and_the_same_one_on_a_retry_after_a_timeout():
     seen: list[str] = []
 
