@@ -99,6 +99,8 @@ def _datetime(value: datetime | None) -> str | None:
     """As DRF's DateTimeField renders it (ISO 8601, UTC as `Z`)."""
     if value is None:
         return None
+    if value.tzinfo is UTC:  # as the database connection returns them (UTC): no conversion to make
+        return value.isoformat()[:-6] + "Z"
     text = timezone.localtime(value, UTC).isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
