@@ -11,6 +11,8 @@ from core.compiled import CompiledRead
 
 
 class PageQuery(serializers.Serializer):
+    context_free = True  # validated once per query string and process; not inherited (ApiView.query)
+
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 

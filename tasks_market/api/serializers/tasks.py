@@ -68,6 +68,8 @@ class TaskRemixInput(_TaskFields):
 
 
 class TaskListQuery(PageQuery):
+    context_free = True  # validated once per query string and process (core.api.views.ApiView.query)
+
     scope = serializers.ChoiceField(
         choices=["mine", "open"], default="mine", help_text="`mine`: tasks you posted; `open`: every open task."
     )
