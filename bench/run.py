@@ -131,7 +131,7 @@ def server_command(kind: str, bind: str) -> list[str]:
         host, port = bind.rsplit(":", 1)
         return [
             *(str(Path(PY).with_name("granian")), "--interface", "wsgi", "--host", host, "--port", port),
-            *("--workers", workers, "--blocking-threads", os.environ.get("GUNICORN_THREADS", "4")),
+            *("--workers", workers, "--blocking-threads", os.environ.get("GUNICORN_THREADS", "8")),
             *("--no-ws", "config.wsgi:application"),
         ]
     raise SystemExit(f"unknown server {kind!r}")
