@@ -13,9 +13,14 @@ The server speaks plain HTTP here as it does behind the production TLS proxy: 12
 trusted proxy and wrk sends `X-Forwarded-Proto: https`.
 
 It prints one table (requests/s, p50, p99, ratio to the floor, the web processes' CPU per request)
-and writes it to bench/RESULTS.md under "Production server under load". --server and --settings run
-another server or settings module for comparison (with --only, nothing is written). Exits non-zero
-only if a response under load was not 2xx; a missed target is reported in the table.
+and writes it to bench/RESULTS.md under "Production server under load". When the FastAPI peer is
+beside the project (`../shared/peers/fastapi_tasks`, or --peer DIR), the same run then stops its
+server and runs the peer's own side-by-side comparison (its compare.sh: the project's gunicorn and the
+peer on the same PostgreSQL and Redis, interleaved rounds), adds each row's requests/s as a ratio to
+the peer's to the table, and writes the comparison below it; when the peer is absent it says so.
+--server and --settings run another server or settings module for comparison (with --only, nothing is
+written). Exits non-zero only if a response under load was not 2xx or the peer's comparison failed
+(a non-2xx, or JSON that differs from the peer's); a missed target is reported in the table.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 RESULTS = ROOT / "bench" / "RESULTS.md"
+PEER = ROOT.parent / "shared" / "peers" / "fastapi_tasks"  # outside the repository, beside the project
 SECTION = "## Production server under load"
 PROXY_HEADER = {"X-Forwarded-Proto": "https"}
 CONNECTIONS, THREADS = 32, 2
@@ -125,7 +131,7 @@ def server_command(kind: str, bind: str) -> list[str]:
         host, port = bind.rsplit(":", 1)
         return [
             *(str(Path(PY).with_name("granian")), "--interface", "wsgi", "--host", host, "--port", port),
-            *("--workers", workers, "--blocking-threads", os.environ.get("GUNICORN_THREADS", "4")),
+            *("--workers", workers, "--blocking-threads", os.environ.get("GUNICORN_THREADS", "8")),
             *("--no-ws", "config.wsgi:application"),
         ]
     raise SystemExit(f"unknown server {kind!r}")
@@ -261,17 +267,19 @@ def cpu_ms(scenario: Scenario) -> float:
     return statistics.median(r["cpu_ms"] for r in scenario.rounds)
 
 
-def render(scenarios: list[Scenario], args, info: dict[str, str], extra: list[str]) -> str:
+def render(scenarios: list[Scenario], args, info: dict[str, str], extra: list[str], peer: dict | None = None) -> str:
     floor = scenarios[0].result["rps"]
+    peer_rps = peer["best"]["rps"] if peer else None
     rows = [
-        "| | endpoint | requests/s | p50 | p99 | vs floor | web CPU per request | non-2xx |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| | endpoint | requests/s | p50 | p99 | vs floor | vs peer | web CPU per request | non-2xx |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in scenarios:
         r = s.result
+        vs_peer = f"{r['rps'] / peer_rps:.2f}" if peer_rps else "-"
         rows.append(
             f"| {s.key} | {s.label} | {r['rps']:,.0f} | {r['p50']:.1f} ms | {r['p99']:.1f} ms | "
-            f"{r['rps'] / floor:.2f} | {cpu_ms(s):.2f} ms | {sum(x['non_2xx'] for x in s.rounds)} |"
+            f"{r['rps'] / floor:.2f} | {vs_peer} | {cpu_ms(s):.2f} ms | {sum(x['non_2xx'] for x in s.rounds)} |"
         )
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return "\n".join(
@@ -287,8 +295,73 @@ def render(scenarios: list[Scenario], args, info: dict[str, str], extra: list[st
             *rows,
             "",
             *extra,
+            "",
+            *peer_section(peer, args),
         ]
     )
+
+
+def peer_section(peer: dict | None, args) -> list[str]:
+    """The side-by-side comparison with the FastAPI peer, as compare.py printed it, or why there is none."""
+    lines = ["### Against the FastAPI peer (same run)", ""]
+    if peer is None:
+        return [*lines, f"Not run: {args.peer_note}"]
+    return [
+        *lines,
+        "`vs peer` above: each row's requests/s (best round) over the peer's best round of the open-task list "
+        f"({peer['best']['rps']:,.0f} requests/s), measured in this run right after the rows, on the same "
+        "PostgreSQL and Redis. The peer's own comparison (its compare.py: the project's gunicorn and the peer in "
+        f"{args.rounds} interleaved rounds of {args.duration} s; the median round is the figure to judge):",
+        "",
+        *peer["table"],
+    ]
+
+
+def run_peer(peer_dir: Path, args) -> dict:
+    """The peer's compare.sh on this run's PostgreSQL and Redis (DATABASE_URL and REDIS_URL are set, so its
+    scripts/testenv.py starts none of its own). Returns its table's lines and the peer's best and median rows."""
+    command = [
+        *("bash", str(peer_dir / "compare.sh"), "--rounds", str(args.rounds), "--duration", str(args.duration)),
+        *("--warmup", "2", "--scale", str(args.scale)),
+    ]
+    log(f"the FastAPI peer: {' '.join(command)}")
+    process = subprocess.Popen(  # noqa: S603
+        command,
+        cwd=ROOT,
+        env={**os.environ, "PROJECT": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    output = []
+    for line in process.stdout:
+        output.append(line)
+        if line.startswith("[compare]"):  # its progress, as it goes (pip's chatter on the first run is not shown)
+            print(line, end="", flush=True)
+    stdout = "".join(output)
+    table = stdout.split("\n\nGET ", 1)
+    if len(table) != 2:
+        raise RuntimeError(f"the peer's comparison failed ({process.wait()}):\n{stdout[-4000:]}")
+    lines = ("GET " + table[1]).strip().splitlines()
+    rows = {}
+    for line in lines:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[0].startswith(("peer:", "project:")) and cells[1] in ("best", "median"):
+            rows[(cells[0].split(":")[0], cells[1])] = {
+                "rps": float(cells[2].replace(",", "")),
+                "p50": float(cells[3].removesuffix(" ms")),
+                "p99": float(cells[4].removesuffix(" ms")),
+                "cpu_ms": float(cells[5].removesuffix(" ms")),
+            }
+    return {
+        "table": lines,
+        "best": rows[("peer", "best")],
+        "median": rows[("peer", "median")],
+        "project_median": rows[("project", "median")],
+        "equal": "JSON equality" in table[1] and "EQUAL." in table[1],
+        "ok": process.wait() == 0,  # compare.py: no non-2xx, JSON equal
+    }
 
 
 def write_results(text: str) -> None:
@@ -313,7 +386,16 @@ def main() -> int:
         "--only", default="", help="comma-separated scenario keys (a, b, c, c0, d, e, f); a is always run"
     )
     parser.add_argument("--keep-running", action="store_true", help="leave the server up until Ctrl-C (profiling)")
+    parser.add_argument("--peer", default=str(PEER), help="the FastAPI peer's directory (compare.sh)")
+    parser.add_argument("--no-peer", action="store_true", help="skip the comparison with the FastAPI peer")
     args = parser.parse_args()
+    peer_dir = Path(args.peer).resolve()
+    args.peer_note = ""
+    if args.no_peer:
+        args.peer_note = "--no-peer."
+    elif not (peer_dir / "compare.sh").is_file():
+        args.peer_note = f"the FastAPI peer is absent ({args.peer} has no compare.sh)."
+        log(f"the FastAPI peer is absent ({args.peer}): no comparison with it in this run")
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is missing: `apt-get install wrk` (make bench does it)")
     for name in ("DATABASE_URL", "REDIS_URL"):
@@ -430,8 +512,13 @@ def main() -> int:
             os.killpg(server.pid, signal.SIGKILL)
         shutil.rmtree(workdir, ignore_errors=True)
 
-    extra, met = targets({s.key: s for s in scenarios})
-    text = render(scenarios, args, info, extra)
+    peer = None
+    if not args.peer_note and any(s.key == "c" for s in scenarios):
+        peer = run_peer(peer_dir, args)
+    elif not args.peer_note:
+        args.peer_note = "the open-task list (c) was not among the rows."
+    extra, met = targets({s.key: s for s in scenarios}, peer)
+    text = render(scenarios, args, info, extra, peer)
     print()
     print(text)
     if not args.no_write and not args.only:
@@ -442,13 +529,27 @@ def main() -> int:
     bad = [s.key for s in scenarios if any(r["non_2xx"] for r in s.rounds)]
     if bad:  # a wrong answer under load is a failure; a missed target is a finding
         log(f"non-2xx responses under load in: {', '.join(bad)}")
+    if peer and not peer["ok"]:
+        log("the peer's comparison failed: non-2xx responses, or JSON that differs (see its lines above)")
+        bad.append("peer")
     return 1 if bad else 0
 
 
-def targets(by_key: dict[str, Scenario]) -> tuple[list[str], bool]:
+def targets(by_key: dict[str, Scenario], peer: dict | None = None) -> tuple[list[str], bool]:
     """The issue's targets, as lines for RESULTS.md, and whether all were met."""
     if "c" not in by_key or "c0" not in by_key:
         return [], True
+    peer_lines, met_peer = [], True
+    if peer:
+        project, other = peer["project_median"], peer["median"]
+        ratio_rps, ratio_p99 = project["rps"] / other["rps"], project["p99"] / other["p99"]
+        ratio_cpu = project["cpu_ms"] / other["cpu_ms"]
+        met_peer = ratio_rps >= 1.2 and ratio_p99 <= 1 and ratio_cpu <= 1 and peer["equal"]
+        peer_lines = [
+            f"- (c) against the FastAPI peer (its compare.py, median rounds): requests/s ≥ 1.2 x, p99 ≤ 1 x, CPU "
+            f"per request ≤ 1 x, JSON equal: {ratio_rps:.2f} x, {ratio_p99:.2f} x, {ratio_cpu:.2f} x, "
+            f"{'equal' if peer['equal'] else 'DIFFERENT'} — {'met' if met_peer else 'MISSED'}",
+        ]
     floor, listed, bare = by_key["a"].result, by_key["c"].result, by_key["c0"].result
     ratio = listed["rps"] / floor["rps"]
     overhead = 1 - listed["rps"] / bare["rps"]
@@ -463,6 +564,7 @@ def targets(by_key: dict[str, Scenario]) -> tuple[list[str], bool]:
         f"- auth + rate limiting + error handling cost ≤ 15 % (c against c0, the same view without them): "
         f"{overhead * 100:.1f} % fewer requests/s — {'met' if met_overhead else 'MISSED'}; in web CPU per request "
         f"{cpu_overhead * 100:+.1f} %",
+        *peer_lines,
         "- every list endpoint's query count is constant in the number of rows: asserted by each app's tests "
         "(`django_assert_num_queries` with 1 and 25 rows)",
         "",
@@ -470,7 +572,7 @@ def targets(by_key: dict[str, Scenario]) -> tuple[list[str], bool]:
         "`web CPU per request` is the user + system CPU time of the gunicorn processes divided by the requests "
         "served (median of the rounds): unlike requests/s it hardly moves when other work shares the machine.",
     ]
-    return lines, met_c and met_overhead
+    return lines, met_c and met_overhead and met_peer
 
 
 if __name__ == "__main__":

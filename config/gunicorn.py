@@ -3,13 +3,17 @@
 Everything can be tuned from the environment:
 
 - GUNICORN_BIND (default `$HOST:$PORT`, i.e. 127.0.0.1:8443)
-- WEB_CONCURRENCY: worker processes (default 2 x cores); GUNICORN_THREADS: threads per worker (default 4)
+- WEB_CONCURRENCY: worker processes (default 2 x cores); GUNICORN_THREADS: threads per worker (default 8)
 - TLS_CERT / TLS_KEY: terminate TLS here (as `make serve` does on one machine); without them gunicorn
   speaks plain HTTP and must sit behind a TLS-terminating proxy listed in TRUSTED_PROXIES
 - GUNICORN_ACCESS_LOG: `1` (default) logs one JSON line per request, `0` turns that off
 
 Why gthread: measured against granian (WSGI mode) and gunicorn's sync workers with wrk; see
-bench/RESULTS.md, "Server choice".
+bench/RESULTS.md, "Server choice". Why 8 threads: with 4 threads a worker's connections queue behind
+its busy threads, and that queueing was most of the p99; measured against 4 x 4 and 8 x 4 with the
+FastAPI peer's compare.py (bench/RESULTS.md, "Worker model"), 4 x 8 had the most requests/s and the
+lowest p99 in both batches. Each thread keeps its own PostgreSQL connection (CONN_MAX_AGE): 2 x cores
+x 8 per host, which PostgreSQL's max_connections (or a pooler) must allow.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ _cores = os.cpu_count() or 1
 bind = [os.environ.get("GUNICORN_BIND") or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8443')}"]
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cores)
-threads = int(os.environ.get("GUNICORN_THREADS") or 4)
+threads = int(os.environ.get("GUNICORN_THREADS") or 8)
 # Import Django once in the master: workers fork with the code loaded (faster start, shared pages).
 # Nothing opens a connection at import time; each worker connects lazily after the fork.
 preload_app = True

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django_ratelimit.core import get_usage
 
 logger = logging.getLogger(__name__)
@@ -163,13 +163,50 @@ def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
     )
 
 
+_clients: dict[tuple, object] = {}
+_clients_lock = threading.Lock()
+
+
+class ProcessRedisCacheClient(RedisCacheClient):
+    """Django's Redis cache client, with one `redis.Redis` (and so one connection pool) per server per
+    process, shared by the threads of the process.
+
+    Django's `get_client()` builds a new `redis.Redis` on every cache call, and `caches[...]` is per
+    thread, so each thread also has its own pool: building the client was ~40 % of counting a request.
+    A `redis.Redis` is thread-safe (a connection is taken from the pool per command) and its pool
+    reconnects after a fork. Nothing in it is state another process needs (CONTRACT §1).
+    """
+
+    def get_client(self, key=None, *, write=False):
+        index = self._get_connection_pool_index(write)
+        ident = (
+            self._servers[index],
+            self._client,
+            self._pool_class,
+            tuple(sorted(map(repr, self._pool_options.items()))),
+        )
+        client = _clients.get(ident)
+        if client is None:
+            with _clients_lock:
+                client = _clients.get(ident)
+                if client is None:
+                    pool = self._pool_class.from_url(self._servers[index], **self._pool_options)
+                    client = _clients[ident] = self._client(connection_pool=pool)
+        return client
+
+
 class CounterRedisCache(RedisCache):
-    """Django's RedisCache, with `incr` in one round trip instead of two.
+    """Django's RedisCache, with `incr` in one round trip instead of two, and one client per process
+    (ProcessRedisCacheClient).
 
     Django's own `incr` asks EXISTS, then INCR. The script is atomic, and like Django's it raises
     ValueError for a key that does not exist (it must not create one without an expiry). The base of
     RateLimitCounterCache below.
     """
+
+    def __init__(self, server, params):
+        super().__init__(server, params)
+        self._class = ProcessRedisCacheClient
 
     _INCR_IF_EXISTS = (
         "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end return false"

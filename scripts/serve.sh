@@ -45,7 +45,7 @@ else
 fi
 echo "------------------------------------------------------------------"
 echo "API:     $scheme://$GUNICORN_BIND/api/v1/   Docs: /docs   Admin: /admin/"
-echo "Web:     gunicorn, ${WEB_CONCURRENCY:-$((2 * $(nproc)))} workers x ${GUNICORN_THREADS:-4} threads"
+echo "Web:     gunicorn, ${WEB_CONCURRENCY:-$((2 * $(nproc)))} workers x ${GUNICORN_THREADS:-8} threads"
 echo "Celery:  worker (concurrency $CELERY_CONCURRENCY) and one beat"
 echo "------------------------------------------------------------------"
 

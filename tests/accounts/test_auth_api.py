@@ -95,6 +95,27 @@ def test_token_of_a_deactivated_user_is_401(alice, alice_api):
     assert alice_api.get("/api/v1/auth/api-keys").status_code == 401
 
 
+def test_token_of_a_deleted_user_is_401_and_the_user_is_loaded_as_the_orm_loads_it(alice, alice_api, bob, bob_api):
+    """The JWT's user row is read through a compiled query (accounts.authentication): same user, same errors."""
+    from rest_framework_simplejwt.authentication import JWTAuthentication
+    from rest_framework_simplejwt.tokens import AccessToken
+
+    from accounts.authentication import _JWTAuthentication
+
+    token = AccessToken.for_user(alice)
+    ours, simplejwt = _JWTAuthentication().get_user(token), JWTAuthentication().get_user(token)
+    assert [getattr(ours, f.attname) for f in User._meta.concrete_fields] == [
+        getattr(simplejwt, f.attname) for f in User._meta.concrete_fields
+    ]
+    assert not ours._state.adding and ours._state.db == "default"
+
+    User.objects.filter(pk=bob.pk).delete()
+    response = bob_api.get("/api/v1/auth/api-keys")
+
+    assert response.status_code == 401 and response.json()["code"] == "authentication_failed"
+    assert alice_api.get("/api/v1/auth/api-keys").status_code == 200
+
+
 def test_api_key_lifecycle(alice_api):
     created = alice_api.post("/api/v1/auth/api-keys", {"name": "ci"})
 

@@ -78,6 +78,19 @@ def test_an_incr_is_answered_only_on_the_thread_that_counted(ratelimit_counters)
     assert counters.get("t") == 3
 
 
+def test_one_redis_client_per_process_shared_by_threads_and_caches(ratelimit_counters):
+    """Django builds a `redis.Redis` on every cache call and a pool per thread; here one of each per process."""
+    other_cache = RateLimitCounterCache(settings.REDIS_URL, {"KEY_PREFIX": "ops-test-rl"})  # as another thread's
+    clients = [ratelimit_counters._cache.get_client("k", write=True), other_cache._cache.get_client("j")]
+    thread = threading.Thread(target=lambda: clients.append(ratelimit_counters._cache.get_client("k")))
+    thread.start()
+    thread.join()
+
+    assert clients[0] is clients[1] is clients[2]
+    assert other_cache.add("c", 1, 60) is True and ratelimit_counters.add("c", 1, 60) is False
+    assert ratelimit_counters.incr("c") == 2  # the shared client counts as before
+
+
 def test_only_integer_counters_are_accepted(ratelimit_counters):
     with pytest.raises(TypeError):
         ratelimit_counters.add("x", "text", 60)

@@ -79,6 +79,8 @@ class TaskRemixInput(_TaskFields):
 
 
 class TaskListQuery(PageQuery):
+    context_free = True  # validated once per query string and process (core.api.views.ApiView.query)
+
     scope = serializers.ChoiceField(
         choices=["mine", "open"], default="mine", help_text="`mine`: tasks you posted; `open`: every open task."
     )
@@ -110,6 +112,8 @@ def _datetime(value: datetime | None) -> str | None:
     """As DRF's DateTimeField renders it (ISO 8601, UTC as `Z`)."""
     if value is None:
         return None
+    if value.tzinfo is UTC:  # as the database connection returns them (UTC): no conversion to make
+        return value.isoformat()[:-6] + "Z"
     text = timezone.localtime(value, UTC).isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 

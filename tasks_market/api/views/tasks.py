@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import uuid
+from functools import cache
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import envelope, page
+from core.api.pagination import counted, envelope, page_compiled
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.compiled import CompiledRead
 from core.errors import NotFound
 from core.idempotency import idempotent
 from tasks_market import selectors
@@ -24,6 +28,23 @@ from tasks_market.services import tasks as services
 
 TAGS = ["tasks"]
 
+# What stands for the caller and the status filter in the list's compiled query (never sent to PostgreSQL).
+_VIEWER = uuid.UUID(int=0)
+_STATUS = "\x00status"
+
+
+@cache
+def _list_read(scope: str, filtered: bool) -> CompiledRead:
+    """The list's page and total in one query, compiled once per process per shape (core.compiled)."""
+    placeholders = ([_VIEWER] if scope == "mine" else []) + ([_STATUS] if filtered else [])
+    return CompiledRead(
+        lambda: counted(
+            selectors.tasks_list(_VIEWER, scope=scope, status=_STATUS if filtered else None).values(*TASK_COLUMNS)
+        ),
+        placeholders,
+        page=True,
+    )
+
 
 class TaskListView(ApiView):
     access = Access.USER_OR_KEY
@@ -37,9 +58,16 @@ class TaskListView(ApiView):
     )
     def get(self, request):
         params = self.query(TaskListQuery)
-        queryset = selectors.tasks_list(request.user, scope=params["scope"], status=params.get("status"))
-        rows, total, has_more = page(queryset.values(*TASK_COLUMNS), limit=params["limit"], offset=params["offset"])
+        scope, status = params["scope"], params.get("status")
         viewer_id = request.user.pk if request.user else None
+        values = ([viewer_id] if scope == "mine" else []) + ([status] if status else [])
+        rows, total, has_more = page_compiled(
+            _list_read(scope, bool(status)),
+            values,
+            limit=params["limit"],
+            offset=params["offset"],
+            count=lambda: selectors.tasks_list(request.user, scope=scope, status=status).count(),
+        )
         items = [task_item(row, viewer_id) for row in rows]
         return Response({"items": items, "total": total, "has_more": has_more})
 
