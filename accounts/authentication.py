@@ -17,7 +17,7 @@ from core.compiled import CompiledRead
 _USER_ID = uuid.UUID(int=0)  # stands for the token's user id in the compiled lookup
 _FIELDS = [field.attname for field in User._meta.concrete_fields]
 # The user row of every JWT request: compiled once per process (core.compiled), loaded as the ORM loads it.
-_USER_BY_ID = CompiledRead(lambda: User.objects.filter(**{api_settings.USER_ID_FIELD: _USER_ID}), [_USER_ID])
+_USER_BY_ID = CompiledRead(lambda user_id: User.objects.filter(**{api_settings.USER_ID_FIELD: user_id}), [_USER_ID])
 
 
 class _JWTAuthentication(JWTAuthentication):

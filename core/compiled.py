@@ -9,6 +9,9 @@ pure function of the code and the database vendor: per process, immutable, nothi
 (CONTRACT §1).
 
 It still runs through Django's cursor (execute wrappers, query logging, `django_assert_num_queries`).
+
+Only on PostgreSQL: elsewhere (SQLite for `make run`) the ORM prepares parameters into another form (a
+UUID becomes its hex string), so each call compiles the queryset with its real values, as the ORM would.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from django.db.models import QuerySet
 
 
 class CompiledRead:
-    """`build()` returns the queryset with `placeholders` standing for the parameters of each call.
+    """`build(*values)` returns the queryset for one call's values; built with `placeholders`, it is the
+    query compiled once, in which the values of each call then stand where the placeholders stood.
 
     Each placeholder must reach the SQL parameters unchanged (the first compilation checks it) and be
     a value no constant of the query can equal. No slice in the queryset (Django writes LIMIT/OFFSET
@@ -34,14 +38,15 @@ class CompiledRead:
         self._page = page
         self._compiled: dict[str, tuple] = {}
 
-    def _compile(self, alias: str):
-        queryset = self._build()
+    def _compile(self, alias: str, values: Sequence[Any] | None = None):
+        """The query built with `values` (compiled for this call only), or with the placeholders (kept)."""
+        queryset = self._build(*(self._placeholders if values is None else values))
         if queryset.query.is_sliced:
             raise ValueError("CompiledRead: slice with page=True, not in the queryset")
         compiler = queryset.query.get_compiler(using=alias)
         sql, params = compiler.as_sql()
         slots = []  # per placeholder, where it is in the parameters (a subquery repeats its parameters)
-        for placeholder in self._placeholders:
+        for placeholder in self._placeholders if values is None and _reusable(alias) else ():
             found = [i for i, value in enumerate(params) if value == placeholder]
             if not found:
                 raise ValueError(f"CompiledRead: placeholder {placeholder!r} is not among the parameters {params!r}")
@@ -52,18 +57,22 @@ class CompiledRead:
         query = compiler.query
         names = [*query.extra_select, *query.values_select, *query.annotation_select]
         compiled = (sql, list(params), slots, converters, names)
-        self._compiled[alias] = compiled
+        if values is None:
+            self._compiled[alias] = compiled
         return compiled
 
     def rows(self, values: Sequence[Any] = (), *, limit: int | None = None, offset: int = 0, using: str = "default"):
         """The result rows (sequences) in the queryset's column order, converted as the ORM converts them."""
         connection = connections[using]
-        compiled = self._compiled.get(using) or self._compile(using)
-        sql, params, slots, converters, _names = compiled
-        params = list(params)
-        for found, value in zip(slots, values, strict=True):
-            for slot in found:
-                params[slot] = value
+        if _reusable(using):
+            sql, params, slots, converters, _names = self._compiled.get(using) or self._compile(using)
+            params = list(params)
+            for found, value in zip(slots, values, strict=True):
+                for slot in found:
+                    params[slot] = value
+        else:
+            sql, params, _slots, converters, _names = self._compile(using, values)
+            params = list(params)
         if self._page:
             params += [limit, offset]
         with connection.cursor() as cursor:
@@ -85,3 +94,8 @@ class CompiledRead:
     def names(self, using: str = "default") -> list[str]:
         """The column names of a `.values()` queryset, in the order of `rows()`."""
         return (self._compiled.get(using) or self._compile(using))[4]
+
+
+def _reusable(alias: str) -> bool:
+    """Whether a query compiled once can take other values as they are (PostgreSQL: psycopg adapts them)."""
+    return connections[alias].vendor == "postgresql"

@@ -37,10 +37,15 @@ _STATUS = "\x00status"
 def _list_read(scope: str, filtered: bool) -> CompiledRead:
     """The list's page and total in one query, compiled once per process per shape (core.compiled)."""
     placeholders = ([_VIEWER] if scope == "mine" else []) + ([_STATUS] if filtered else [])
+
+    def build(*values):
+        values = list(values)
+        viewer = values.pop(0) if scope == "mine" else _VIEWER
+        status = values.pop(0) if filtered else None
+        return counted(selectors.tasks_list(viewer, scope=scope, status=status).values(*TASK_COLUMNS))
+
     return CompiledRead(
-        lambda: counted(
-            selectors.tasks_list(_VIEWER, scope=scope, status=_STATUS if filtered else None).values(*TASK_COLUMNS)
-        ),
+        build,
         placeholders,
         page=True,
     )
