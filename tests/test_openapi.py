@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import os
 import re
+import secrets
+import subprocess
+import sys
 
 import pytest
+from django.conf import settings
 from openapi_spec_validator import validate
 
 from tests.routes import api_routes
@@ -89,3 +94,30 @@ def test_operations_with_a_body_document_413_and_415(schema):
     for method, path, operation in _operations(schema):
         if method in ("post", "put", "patch"):
             assert {"413", "415"} <= set(operation["responses"]), f"{method} {path}"
+
+
+def test_schema_generates_without_warnings(tmp_path):
+    """`make serve` refuses to start on any system-check warning, drf-spectacular's among them."""
+    from django.core.management import call_command
+
+    call_command("spectacular", "--fail-on-warn", "--validate", "--file", str(tmp_path / "schema.yaml"))
+
+
+def test_the_deploy_check_make_serve_runs_passes():
+    """scripts/serve.sh runs exactly this before migrating; a warning there stops the production shape."""
+    dev_only = {"OUTBOUND_ALLOW_PRIVATE_URLS", "DJANGO_DEBUG"}  # config.settings.test sets them for itself
+    env = {
+        **{name: value for name, value in os.environ.items() if name not in dev_only},
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
