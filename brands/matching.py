@@ -177,7 +177,8 @@ class NameIndex:
     rebuilt, and Python's work per query is bounded. What still grows with the index is the number of
     candidates scored in C: names that share a trade word ("Kalomi Running", "Torexa Running") share
     the parts inside it, and no exact filter of this kind can tell them apart at 90 on strings this
-    short. On the bench's names, 8,000 kit names cost ~4x what 2,000 do (issue 14 row 11; quadratic
+    short. On the bench's names, merging 8,000 kit names costs ~4x what 2,000 do, and serving the
+    roster 3.2-3.3x (issue 14 row 11, tests/security/test_competitor_merge_scaling.py; quadratic
     before). `token_sort_ratio(a, b)` equals `ratio` of the token-sorted strings, so keys are
     token-sorted once here instead of on every comparison.
     """

@@ -1,17 +1,19 @@
 """Issue 14 row 11: the competitor merge no longer grows quadratically with brand-kit names.
 
 Before, every kit name added to the index rebuilt its length windows and every look-up scanned all
-keys of compatible length: 8,000 names cost ~10x what 2,000 did (issue 14: 1,000 names 0.10 s, 8,000
-2.69 s). Now Python's work per name is a bounded number of look-ups (brands.matching.NameIndex); the
-candidates scored in C still grow with names that share a trade word. The merge itself
-(brands.selectors.competitors.merge_kit_names, a pure function) is timed on the bench's company-like
-names (two or three syllables, a trade word, a legal suffix; many near-duplicates) with the same
-2,000 discovered rows, as CPU time (`time.process_time`), the fastest of seven interleaved runs of
-each size so that a busy machine slows neither more than the other.
+keys of compatible length: one GET of a roster with 8,000 kit names cost ~27x what 1,000 did (issue
+14: 0.10 s against 2.69 s). Now Python's work per name is a bounded number of look-ups
+(brands.matching.NameIndex); the candidates scored in C still grow with names that share a trade word.
 
-The issue asks for less than 4x; this measures 3.9-4.5x on a loaded 2-core machine
-(bench/RESULTS.md), so the bound here is 5x, which a return to quadratic growth fails (a plain scan
-in C measures ~6x).
+Two measures, on the bench's company-like names (two or three syllables, a trade word, a legal
+suffix; many near-duplicates) with 2,000 discovered rows, as CPU time (`time.process_time`), the
+fastest of several interleaved runs of each size so that a busy machine slows neither more than the
+other:
+
+- the served roster, as the issues measured it (one uncached GET through the whole stack): 8,000 kit
+  names in less than 4x the time of 2,000 (measures 3.2-3.3x; a plain scan in C measures 5.5x);
+- the merge alone (brands.selectors.competitors.merge_kit_names, a pure function), which has no
+  constant part to hide growth behind: less than 5x (measures 3.9-4.4x; a plain scan in C ~6x).
 """
 
 from __future__ import annotations
@@ -21,10 +23,15 @@ import time
 import uuid
 from datetime import UTC, datetime
 
+import pytest
 from rapidfuzz import fuzz
 
 from brands.matching import normalize_name
+from brands.models import Brand, CompetitorSeed
+from brands.roster_cache import roster_changed
 from brands.selectors.competitors import merge_kit_names
+from tests.conftest import client_with_token, jwt_for
+from tests.factories import UserFactory
 
 _SYLLABLES = ["ka", "lo", "mi", "ra", "ven", "tor", "ex", "ix", "ul", "an", "sor", "bel", "cor", "dan", "fi"]
 _SYLLABLES += ["gra", "hel", "jo", "lum", "nar", "os", "pe", "qui", "sta", "tri", "vo", "zen"]
@@ -79,3 +86,73 @@ def test_8000_kit_names_take_less_than_5x_the_time_of_2000():
     small_t, large_t = min(small_s), min(large_s)
 
     assert large_t < 5 * small_t, f"2,000 names {small_t:.3f} s, 8,000 names {large_t:.3f} s"
+
+
+def _seed_discovered(domain: str, count: int, rnd: random.Random) -> None:
+    names, seen = [], set()
+    while len(names) < count:
+        name = company_name(rnd)
+        if normalize_name(name) not in seen:
+            seen.add(normalize_name(name))
+            names.append(name)
+    CompetitorSeed.objects.bulk_create(
+        CompetitorSeed(
+            name=name,
+            name_key=normalize_name(name),
+            target_domain=domain,
+            canonical_domain=f"{normalize_name(name).replace(' ', '-')}.example",
+            website_url=f"https://{normalize_name(name).replace(' ', '-')}.example/",
+            description=f"{name} competes on shared keywords.",
+            analysis_data={"keyword_overlap": round(rnd.random(), 3)},
+        )
+        for name in names
+    )
+
+
+def _served_cpu_seconds(client, brand) -> float:
+    roster_changed(brand.id)  # a write happened: this GET merges and renders afresh
+    start = time.process_time()
+    response = client.get(f"/api/v1/brands/{brand.id}/competitors")
+    elapsed = time.process_time() - start
+    assert response.status_code == 200
+    return elapsed
+
+
+@pytest.mark.django_db
+def test_a_roster_with_8000_kit_names_is_served_in_less_than_4x_the_time_of_2000(settings):
+    """Issue 14 row 11 and issue 16 as the issues measured it: one uncached GET of the roster (2,000
+    discovered rows + the kit names), whose time grew ~27x from 1,000 to 8,000 names. The kits are
+    posted as an owner would, 1,000 names a kit, with the per-brand cap raised to 8,000 for the large
+    brand's sake. Timed as the serving process's CPU (`time.process_time`: the WSGI stack, the merge,
+    the rendering; PostgreSQL's own work is not in it), the fastest of five interleaved GETs of each.
+    """
+    settings.BRAND_KIT_NAMES_PER_BRAND_MAX = 8000
+    rnd = random.Random(7)
+    domain = "scaling.example"
+    _seed_discovered(domain, 2000, rnd)
+    kit_names = [company_name(rnd) for _ in range(8000)]
+    clients, brands = [], []
+    for size in (2000, 8000):
+        owner = UserFactory()
+        client = client_with_token(jwt_for(owner))
+        brand = client.post("/api/v1/brands", {"name": f"Brand {size}", "website_url": f"https://{domain}/"})
+        assert brand.status_code == 201, brand.content
+        brand = Brand.objects.get(pk=brand.json()["id"])
+        for start in range(0, size, 1000):
+            names = kit_names[start : start + 1000]
+            kit = {"brand_id": str(brand.id), "name": f"Kit {start}", "competitor_names": names}
+            assert client.post("/api/v1/brand-kits", kit).status_code == 201
+        clients.append(client)
+        brands.append(brand)
+    (small_client, large_client), (small_brand, large_brand) = clients, brands
+    small_rows = len(small_client.get(f"/api/v1/brands/{small_brand.id}/competitors").json())
+    large_rows = len(large_client.get(f"/api/v1/brands/{large_brand.id}/competitors").json())
+    assert 2000 < small_rows < large_rows <= 10_000  # the discovered rows plus the kit names that survive the merge
+
+    small_s, large_s = [], []
+    for _ in range(5):
+        small_s.append(_served_cpu_seconds(small_client, small_brand))
+        large_s.append(_served_cpu_seconds(large_client, large_brand))
+    small_t, large_t = min(small_s), min(large_s)
+
+    assert large_t < 4 * small_t, f"2,000 kit names {small_t:.3f} s, 8,000 kit names {large_t:.3f} s per GET"
