@@ -25,6 +25,7 @@ plain http) through; the call is still pinned to the resolved addresses.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import ipaddress
 import socket
@@ -189,7 +190,7 @@ class _Deadline:
 class _DeadlineStream(httpcore.NetworkStream):
     """A socket stream whose every operation gets at most the time left before the deadline."""
 
-    def __init__(self, inner: httpcore.NetworkStream, deadline: _Deadline):
+    def __init__(self, inner: httpcore.NetworkStream, deadline: _Deadline | _RequestDeadline):
         self._inner, self._deadline = inner, deadline
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
@@ -253,6 +254,71 @@ class _PinnedTransport(httpx.HTTPTransport):
         self._pool = httpcore.ConnectionPool(
             ssl_context=_ssl_context(), max_connections=4, keepalive_expiry=5.0, network_backend=backend
         )
+
+
+# --- Provider APIs: ordinary connections, with the same total deadline ------------------------------
+
+_REQUEST_END: contextvars.ContextVar[float | None] = contextvars.ContextVar("outbound_request_end", default=None)
+
+
+class _RequestDeadline:
+    """The deadline of the request this thread (context) is making through a DeadlineTransport."""
+
+    def clamp(self, timeout: float | None, error: type[Exception]) -> float | None:
+        end = _REQUEST_END.get()
+        if end is None:
+            return timeout
+        left = end - time.monotonic()
+        if left <= 0:
+            raise error("deadline")
+        return left if timeout is None else min(timeout, left)
+
+
+class _ClockedBackend(httpcore.NetworkBackend):
+    """The system's network backend (its own name resolution) with every socket operation given at
+    most the time left before the current request's deadline."""
+
+    def __init__(self):
+        self._inner = httpcore.SyncBackend()
+        self._clock = _RequestDeadline()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        timeout = self._clock.clamp(timeout, httpcore.ConnectTimeout)
+        stream = self._inner.connect_tcp(
+            host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+        )
+        return _DeadlineStream(stream, self._clock)
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        timeout = self._clock.clamp(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.connect_unix_socket(path, timeout, socket_options), self._clock)
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """httpx's transport for provider APIs (Stripe, the OpenAI-compatible API, Bright Data, our own
+    local webhook): addresses operators configure, so no address check, but the same total deadline
+    as `request()`: from the moment a request is sent until its body is read, every connect, TLS
+    handshake, write and read gets at most the time left (httpx's own timeouts are per operation, so
+    a provider dripping a byte at a time would otherwise hold the worker or web thread for as long
+    as it likes). Past the deadline the call fails with httpx.TimeoutException, which the adapters
+    already turn into ProviderUnavailable. Keyword arguments are httpx.HTTPTransport's (verify, ...).
+    """
+
+    def __init__(self, deadline: float, **kwargs):
+        super().__init__(**kwargs)
+        self.deadline = deadline
+        # httpx 0.28 builds the pool in `_pool` and httpcore keeps its backend in `_network_backend`;
+        # tests/core/test_provider_deadline.py fails if an upgrade moves either.
+        self._pool._network_backend = _ClockedBackend()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        # Set, not reset afterwards: the body is read after this returns, in the same context; the
+        # next request through any DeadlineTransport in this context sets its own.
+        _REQUEST_END.set(time.monotonic() + self.deadline)
+        return super().handle_request(request)
 
 
 @functools.cache

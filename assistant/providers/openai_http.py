@@ -18,6 +18,7 @@ import httpx
 from django.conf import settings
 
 from core.errors import ProviderError, ProviderUnavailable
+from core.outbound import DeadlineTransport
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class OpenAIClient:
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
-            transport=transport,
+            # `timeout` bounds each attempt as a whole, not only each read (core.outbound.DeadlineTransport).
+            transport=transport or DeadlineTransport(timeout),
             follow_redirects=False,
         )
 

@@ -471,7 +471,7 @@ if SIGNUP_CREDITS < 0:
 CREDIT_PACKS = env_credit_packs("CREDIT_PACKS", "small:20:5.00:usd,medium:100:20.00:usd,large:500:80.00:usd")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
 OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
-OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per attempt
+OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per attempt, all of it (not per read)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=3)  # on 429/5xx and network errors, with backoff
 SCRAPER_PROVIDER = env_choice("SCRAPER_PROVIDER", ("local", "brightdata"), "local")
 BRIGHTDATA_API_TOKEN = env.str("BRIGHTDATA_API_TOKEN", default="")

@@ -21,23 +21,32 @@ import httpx
 from django.conf import settings
 
 from core.errors import ProviderError, ProviderUnavailable
+from core.outbound import DeadlineTransport
 from scrapers.providers.base import DatasetNotFound, Progress, SnapshotNotFound
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+DEADLINE = 60.0  # seconds for a whole call, however slowly it answers (core.outbound.DeadlineTransport)
 
 
 class BrightDataProvider:
     name = "brightdata"
 
-    def __init__(self, *, token: str | None = None, base_url: str | None = None, client: httpx.Client | None = None):
+    def __init__(
+        self,
+        *,
+        token: str | None = None,
+        base_url: str | None = None,
+        client: httpx.Client | None = None,
+        deadline: float = DEADLINE,
+    ):
         token = token if token is not None else settings.BRIGHTDATA_API_TOKEN
         if not token:
             raise ProviderUnavailable("The Bright Data scraper is not configured (BRIGHTDATA_API_TOKEN is empty).")
         self.base_url = (base_url or settings.BRIGHTDATA_BASE_URL).rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-        self._client = client or httpx.Client(timeout=TIMEOUT)
+        self._client = client or httpx.Client(timeout=TIMEOUT, transport=DeadlineTransport(deadline))
 
     # Interface ---------------------------------------------------------------------------------
 

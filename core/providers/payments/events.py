@@ -21,10 +21,12 @@ import httpx
 from django.conf import settings
 
 from core.errors import ProviderUnavailable
+from core.outbound import DeadlineTransport
 from core.providers.payments import signing
 
 _ID_ALPHABET = string.ascii_letters + string.digits
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+SEND_DEADLINE = 20.0  # seconds for the whole delivery (core.outbound.DeadlineTransport)
 
 
 def provider_id(prefix: str) -> str:
@@ -96,7 +98,9 @@ class SendResult:
     text: str
 
 
-def send_event(event: SignedEvent, *, url: str | None = None, client: httpx.Client | None = None) -> SendResult:
+def send_event(
+    event: SignedEvent, *, url: str | None = None, client: httpx.Client | None = None, deadline: float = SEND_DEADLINE
+) -> SendResult:
     """POST the event to our webhook (PAYMENTS_LOCAL_WEBHOOK_URL by default).
 
     The local server's certificate is self-signed, so verification is skipped for loopback hosts
@@ -107,7 +111,8 @@ def send_event(event: SignedEvent, *, url: str | None = None, client: httpx.Clie
         if client is not None:
             response = client.post(target, content=event.body, headers=event.headers)
         else:
-            with httpx.Client(timeout=SEND_TIMEOUT, verify=not _is_loopback(target)) as own:
+            transport = DeadlineTransport(deadline, verify=not _is_loopback(target))
+            with httpx.Client(timeout=SEND_TIMEOUT, transport=transport) as own:
                 response = own.post(target, content=event.body, headers=event.headers)
     except httpx.HTTPError as exc:
         raise ProviderUnavailable(f"Could not deliver the event to {target}: {exc}") from exc

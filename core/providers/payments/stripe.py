@@ -57,10 +57,12 @@ import httpx
 from django.conf import settings
 
 from core.errors import ProviderError, ProviderUnavailable
+from core.outbound import DeadlineTransport
 from core.providers.payments.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
 from core.providers.payments.money import from_minor, normalise_currency, to_minor
 
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
+DEADLINE = 30.0  # seconds for a whole call, however slowly Stripe answers (core.outbound.DeadlineTransport)
 # Cancelling with this reason is how we refund an intent that was never captured.
 REFUND_CANCELLATION_REASON = "requested_by_customer"
 
@@ -216,6 +218,7 @@ class StripePaymentProvider:
         client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
         timeout: httpx.Timeout = TIMEOUT,
+        deadline: float = DEADLINE,
     ):
         if not api_key:
             raise ProviderUnavailable("Stripe is not configured (STRIPE_API_KEY is empty).")
@@ -225,6 +228,7 @@ class StripePaymentProvider:
         self.client = client
         self.transport = transport
         self.timeout = timeout
+        self.deadline = deadline
 
     @classmethod
     def from_settings(cls, **kwargs) -> StripePaymentProvider:
@@ -263,7 +267,8 @@ class StripePaymentProvider:
                     method, url, content=content, params=params, headers=headers, timeout=self.timeout
                 )
             else:
-                with httpx.Client(transport=self.transport, timeout=self.timeout) as client:
+                transport = self.transport or DeadlineTransport(self.deadline)
+                with httpx.Client(transport=transport, timeout=self.timeout) as client:
                     response = client.request(method, url, content=content, params=params, headers=headers)
         except httpx.TimeoutException as exc:
             raise ProviderUnavailable("Stripe did not answer in time.") from exc
