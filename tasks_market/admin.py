@@ -153,7 +153,7 @@ class PaymentAdmin(ReadOnlyAdmin):
         "mismatch_reason",
         "created_at",
     )
-    list_filter = ("status", AmountMismatchFilter, "provider")
+    list_filter = ("status", AmountMismatchFilter, ("refund_due_at", admin.EmptyFieldListFilter), "provider")
     search_fields = ("provider_payment_id", "task__title", "task__poster__email")
     list_select_related = ("task",)
     # Not the client secret: it lets whoever holds it pay, and staff do not need it.
@@ -171,6 +171,7 @@ class PaymentAdmin(ReadOnlyAdmin):
         "mismatch_reason",
         "mismatch_event_id",
         "mismatch_at",
+        "refund_due_at",
     )
     actions = ["refund"]
 

@@ -46,10 +46,27 @@ def run_benchmark(run_id: str) -> None:
 
 @shared_task(name="tasks_market.tasks.sweep_deliveries", ignore_result=True)
 def sweep_deliveries() -> dict[str, int]:
-    """Beat: recover lost or stuck dispatches, and bids whose judge job was lost (see CELERY_BEAT_SCHEDULE)."""
+    """Beat: recover lost or stuck dispatches, bids whose judge job was lost and refunds still due (see
+    CELERY_BEAT_SCHEDULE)."""
     from tasks_market.services.bids import judgements_catch_up
     from tasks_market.services.dispatch import deliveries_sweep
+    from tasks_market.services.payments import refunds_catch_up
 
     result = deliveries_sweep()
     judged = judgements_catch_up()
-    return {"released": result.released, "retried": result.retried, "requeued": result.requeued, "judged": judged}
+    refunds = refunds_catch_up()
+    return {
+        "released": result.released,
+        "retried": result.retried,
+        "requeued": result.requeued,
+        "judged": judged,
+        "refunds": refunds,
+    }
+
+
+@shared_task(name="tasks_market.tasks.refund_due_payment", ignore_result=True)
+def refund_due_payment(payment_id: str) -> None:
+    """The refund of a payment that succeeded when nothing waited for it (payments.payment_refund_due)."""
+    from tasks_market.services.payments import payment_refund_due
+
+    payment_refund_due(payment_id=payment_id)

@@ -1,8 +1,9 @@
 """A Stripe stand-in on 127.0.0.1 that honours `Idempotency-Key` as Stripe does, for the Stripe adapter.
 
 It creates Checkout Sessions (a payment session makes its payment intent, a subscription session its
-subscription, as if the customer paid at once), payment intents, customers and subscriptions, reads
-sessions, updates subscriptions, replays the first
+subscription, as if the customer paid at once), payment intents, customers, subscriptions and refunds,
+reads sessions and intents, cancels and captures intents (a second cancel or capture is refused, as
+Stripe does), updates subscriptions, replays the first
 answer for a key it has seen, records every request (path and key), and can be told to fail the next
 POSTs (a failure is not remembered for its key, as when Stripe fails before it starts executing) or to
 hold them until the test lets them go (to look at the database while the provider is being asked).
@@ -29,6 +30,7 @@ class StripeState:
     answers: dict[str, tuple[int, dict]] = field(default_factory=dict)  # by Idempotency-Key
     subscriptions: dict[str, dict] = field(default_factory=dict)  # by id
     sessions: dict[str, dict] = field(default_factory=dict)  # Checkout Sessions by id
+    intents: dict[str, dict] = field(default_factory=dict)  # PaymentIntents by id
     fail_next: list[int] = field(default_factory=list)  # statuses for the next POSTs (not remembered for a key)
     hold: threading.Event | None = None  # POSTs wait until it is set
     held: threading.Event = field(default_factory=threading.Event)  # set once a create is waiting
@@ -98,15 +100,36 @@ def _session(state: StripeState, form: dict[str, str]) -> dict:
         session["amount_total"] = int(form["line_items[0][price_data][unit_amount]"])
         session["currency"] = form["line_items[0][price_data][currency]"]
         intent = _intent({"amount": str(session["amount_total"]), "currency": session["currency"]})
+        state.intents[intent["id"]] = intent
         session["payment_intent"] = intent["id"]
     state.sessions[session_id] = session
     return session
 
 
+def _stored_intent(state: StripeState, form: dict[str, str]) -> dict:
+    intent = _intent(form)
+    state.intents[intent["id"]] = intent
+    return intent
+
+
+def _intent_action(state: StripeState, path: str) -> tuple[int, dict]:
+    _, _, _, intent_id, action = path.split("/")
+    intent = state.intents.get(intent_id)
+    done = {"cancel": "canceled", "capture": "succeeded"}.get(action)
+    if intent is None or done is None:
+        return 404, {"error": {"message": "No such payment_intent"}}
+    if intent["status"] in ("canceled", "succeeded"):
+        message = f"This PaymentIntent's status is {intent['status']}."
+        return 400, {"error": {"type": "invalid_request_error", "message": message}}
+    intent["status"] = done
+    return 200, dict(intent)
+
+
 def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
     creates = {
         "/v1/checkout/sessions": lambda form: _session(state, form),
-        "/v1/payment_intents": _intent,
+        "/v1/payment_intents": lambda form: _stored_intent(state, form),
+        "/v1/refunds": lambda form: {"id": f"re_{secrets.token_hex(8)}", "object": "refund", "status": "succeeded"},
         "/v1/customers": lambda form: {"id": f"cus_{secrets.token_hex(8)}", "object": "customer"},
         "/v1/subscriptions": _subscription,
     }
@@ -117,6 +140,11 @@ def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
                 state.requests.append(("GET", self.path.split("?")[0], None))
             if self.path.startswith("/v1/customers"):
                 return self._answer(200, {"object": "list", "data": []})
+            if self.path.startswith("/v1/payment_intents/"):
+                with state.lock:
+                    intent = state.intents.get(self.path.split("?")[0].rsplit("/", 1)[-1])
+                if intent is not None:
+                    return self._answer(200, intent)
             if self.path.startswith("/v1/checkout/sessions/"):
                 with state.lock:
                     session = state.sessions.get(self.path.split("?")[0].rsplit("/", 1)[-1])
@@ -137,6 +165,8 @@ def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
                     status, body = state.answers[key]
                 elif state.fail_next:
                     status, body = state.fail_next.pop(0), {"error": {"type": "api_error", "message": "Boom"}}
+                elif self.path.startswith("/v1/payment_intents/"):  # .../cancel or .../capture
+                    status, body = _intent_action(state, self.path)
                 elif self.path.startswith("/v1/subscriptions/"):  # an update: cancel_at_period_end
                     subscription = state.subscriptions.get(self.path.rsplit("/", 1)[-1])
                     if subscription is None:

@@ -167,10 +167,20 @@ class Payment(models.Model):
     )
     mismatch_event_id = models.CharField(max_length=255, blank=True, help_text="The refused event's id.")
     mismatch_at = models.DateTimeField(null=True, blank=True)
+    refund_due_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a success arrived that nothing waited for any more (the task was cancelled, or another "
+        "payment secured it): the refund is due, made outside the event's transaction; cleared once refunded "
+        "or refused by the provider.",
+    )
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["task", "-created_at"])]
+        indexes = [
+            models.Index(fields=["task", "-created_at"]),
+            models.Index(fields=["refund_due_at"], condition=Q(refund_due_at__isnull=False), name="payment_refund_due"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.provider_payment_id} {self.amount} {self.currency.upper()} ({self.status})"

@@ -6,6 +6,7 @@ and checks both the task's and the delivery's state before changing either.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from uuid import UUID
 
@@ -31,6 +32,8 @@ from tasks_market.selectors import delivery_by_id
 from tasks_market.services.bids import artefact_rows
 from tasks_market.services.dispatch import enqueue_dispatch, retry_claim
 from tasks_market.services.events import delivery_data, publish
+
+logger = logging.getLogger(__name__)
 
 # The agent may submit as soon as it has the task, even before its endpoint's answer is recorded.
 SUBMITTABLE = (
@@ -87,10 +90,35 @@ def delivery_submit(*, user, task_id: UUID, artefacts: list[dict[str, Any]], not
     return delivery
 
 
-@transaction.atomic
 def delivery_approve(*, user, task_id: UUID) -> Delivery:
-    """The poster accepts the work: the payment is released through the provider, the task completed."""
-    task, delivery = _review_target(user, task_id)
+    """The poster accepts the work: the payment is released through the provider, the task completed.
+
+    As with select, no lock is held across the provider call:
+
+    1. Claim, in one short transaction under the task's lock: the submitted delivery becomes approved
+       (a concurrent dispute or revision request now answers 409), the task stays in review.
+    2. Release the payment at the provider, with no transaction open. Releasing is idempotent at both
+       providers, so a repeat approve while the claim stands (the claiming request is still at the
+       provider, or died there) does steps 2 and 3 itself.
+    3. Record: the payment released, the task completed, `delivery.approved` announced, once. When the
+       provider failed instead, the claim is given back (the delivery submitted again) and the caller
+       gets the provider's 502/503.
+    """
+    delivery, payment = _claim_approval(user, task_id)
+    try:
+        get_payment_provider().release_payment(payment.provider_payment_id)
+    except Exception:  # the provider's 502/503, or anything else: the approval did not happen
+        _give_back_approval(delivery)
+        raise
+    return _record_approval(user, task_id, payment)
+
+
+@transaction.atomic
+def _claim_approval(user, task_id: UUID) -> tuple[Delivery, Payment]:
+    task, delivery = _locked_for_poster(user, task_id)
+    claimable = delivery is not None and delivery.status in (DeliveryStatus.SUBMITTED, DeliveryStatus.APPROVED)
+    if task.status != TaskStatus.IN_REVIEW or not claimable:
+        raise InvalidState(f"Only a submitted delivery can be reviewed; the task is {task.status}.")
     payment = (
         Payment.objects.select_for_update()
         .filter(task=task, bid_id=delivery.bid_id, status=PaymentStatus.SUCCEEDED)
@@ -98,12 +126,38 @@ def delivery_approve(*, user, task_id: UUID) -> Delivery:
     )
     if payment is None:
         raise InvalidState("The task has no secured payment to release.")
+    if delivery.status == DeliveryStatus.SUBMITTED:
+        delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, timezone.now()
+        delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
+    return delivery, payment
+
+
+def _give_back_approval(delivery: Delivery) -> None:
+    """The release failed: the delivery is submitted again, unless a twin request completed the task."""
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=delivery.task_id).first()  # the lock order: the task first
+        Delivery.objects.filter(
+            pk=delivery.pk, status=DeliveryStatus.APPROVED, task__status=TaskStatus.IN_REVIEW
+        ).update(status=DeliveryStatus.SUBMITTED, reviewed_at=None, updated_at=timezone.now())
+
+
+@transaction.atomic
+def _record_approval(user, task_id: UUID, payment: Payment) -> Delivery:
+    task, delivery = _locked_for_poster(user, task_id)
+    if task.status == TaskStatus.COMPLETED:  # a twin request recorded it first
+        return delivery
+    payment = Payment.objects.select_for_update().get(pk=payment.pk)
+    if task.status != TaskStatus.IN_REVIEW or delivery is None or payment.status != PaymentStatus.SUCCEEDED:
+        # Only a failed twin's give-back and a dispute after it can get here: money released for work
+        # the poster then disputed. Staff must look.
+        logger.error("payment %s released but task %s is %s: needs attention", payment.id, task.id, task.status)
+        raise InvalidState(f"The task changed while its payment was released; it is {task.status}.")
     now = timezone.now()
-    get_payment_provider().release_payment(payment.provider_payment_id)
     payment.status, payment.released_at = PaymentStatus.RELEASED, now
     payment.save(update_fields=["status", "released_at", "updated_at"])
-    delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, now
-    delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
+    if delivery.status != DeliveryStatus.APPROVED:  # given back by a failed twin meanwhile
+        delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, now
+        delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
     task.status, task.completed_at = TaskStatus.COMPLETED, now
     task.save(update_fields=["status", "completed_at", "updated_at"])
     _announce("delivery.approved", delivery, task, payment_id=payment.id)

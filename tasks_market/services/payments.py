@@ -14,12 +14,13 @@ webhook marks the event `rejected`. Failures carry no money and are not checked.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import InvalidState, NotFound, ProviderError
+from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
 from core.providers.payments import get_payment_provider
 from core.providers.payments.money import normalise_currency, to_minor
 from tasks_market.models import Bid, BidStatus, Delivery, Payment, PaymentStatus, Task, TaskStatus
@@ -184,17 +185,63 @@ def _apply_succeeded(
 
 
 def _refund_unexpected(payment: Payment, task: Task) -> Payment:
+    """A success nothing waits for any more (the task was cancelled, or another payment secured it):
+    the customer paid, so the money goes back. Not from here, inside the event's transaction and
+    under the task's lock: the refund is due (`refund_due_at`) and `payment_refund_due` makes it once
+    this transaction has committed; the sweep makes one whose job was lost."""
     logger.warning(
-        "payment %s succeeded but task %s is %s: refunding", payment.provider_payment_id, task.id, task.status
+        "payment %s succeeded but task %s is %s: refund due", payment.provider_payment_id, task.id, task.status
     )
+    payment.refund_due_at = timezone.now()
+    payment.save(update_fields=["refund_due_at", "updated_at"])
+    transaction.on_commit(lambda: _queue_refund(payment.id))
+    return payment
+
+
+def _queue_refund(payment_id: UUID) -> None:
+    from tasks_market.tasks import refund_due_payment
+
+    try:
+        refund_due_payment.delay(str(payment_id))
+    except Exception:  # the broker is down: the sweep makes the refund (refunds_catch_up)
+        logger.exception("could not queue the refund of payment %s", payment_id)
+
+
+def payment_refund_due(*, payment_id: UUID | str) -> Payment | None:
+    """Make a due refund: the provider call with no transaction open (refunds are idempotent at both
+    providers: Stripe's is keyed by the payment), then the record under the task's lock. Safe to run
+    twice, concurrently too. A refund the provider refuses is left to staff (logged at ERROR, no
+    longer due); one that cannot reach the provider stays due for the next sweep."""
+    payment = Payment.objects.filter(pk=payment_id, refund_due_at__isnull=False).first()
+    if payment is None:
+        return None
     try:
         get_payment_provider().refund_payment(payment.provider_payment_id)
-    except ProviderError:  # refused: a retry of the event cannot change that; staff decide
+    except ProviderError:  # refused: asking again cannot change that; staff decide
         logger.exception("refund of unexpected payment %s refused; needs attention", payment.provider_payment_id)
+        Payment.objects.filter(pk=payment.pk).update(refund_due_at=None, updated_at=timezone.now())
         return payment
-    payment.status = PaymentStatus.REFUNDED
-    payment.save(update_fields=["status", "updated_at"])
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=payment.task_id).first()  # the lock order: the task first
+        payment = Payment.objects.select_for_update().get(pk=payment.pk)
+        if payment.refund_due_at is not None:
+            payment.status, payment.refund_due_at = PaymentStatus.REFUNDED, None
+            payment.save(update_fields=["status", "refund_due_at", "updated_at"])
+            logger.info("payment %s refunded: nothing waited for it", payment.provider_payment_id)
     return payment
+
+
+def refunds_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: int = 100) -> int:
+    """Sweep: make the refunds due for longer than `older_than` (their job was lost, or the provider
+    was unreachable). Returns how many were tried."""
+    cutoff = timezone.now() - older_than
+    due = list(Payment.objects.filter(refund_due_at__lt=cutoff).values_list("id", flat=True)[:limit])
+    for payment_id in due:
+        try:
+            payment_refund_due(payment_id=payment_id)
+        except ProviderUnavailable:
+            logger.warning("refund of payment %s still due: the provider is unavailable", payment_id)
+    return len(due)
 
 
 @transaction.atomic
@@ -220,17 +267,21 @@ def payment_apply_failed(*, provider_payment_id: str) -> Payment | None:
     return payment
 
 
-@transaction.atomic
 def payment_refund(*, payment_id: UUID) -> Payment:
-    """Staff: refund the payment of a disputed task through the provider."""
-    payment = Payment.objects.filter(pk=payment_id).only("task_id").first()
+    """Staff: refund the payment of a disputed task through the provider.
+
+    The provider is asked first, with no transaction open (refunds are idempotent, and nothing else
+    moves a disputed task's payment), then the refund is recorded under the task's lock."""
+    payment = Payment.objects.select_related("task").filter(pk=payment_id).first()
     if payment is None:
         raise NotFound()
-    task = Task.objects.select_for_update().get(pk=payment.task_id)
-    payment = Payment.objects.select_for_update().get(pk=payment_id)
-    if task.status != TaskStatus.DISPUTED or payment.status != PaymentStatus.SUCCEEDED:
+    if payment.task.status != TaskStatus.DISPUTED or payment.status != PaymentStatus.SUCCEEDED:
         raise InvalidState("Only the secured payment of a disputed task can be refunded.")
     get_payment_provider().refund_payment(payment.provider_payment_id)
-    payment.status = PaymentStatus.REFUNDED
-    payment.save(update_fields=["status", "updated_at"])
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=payment.task_id).first()  # the lock order: the task first
+        payment = Payment.objects.select_for_update().get(pk=payment_id)
+        if payment.status == PaymentStatus.SUCCEEDED:
+            payment.status = PaymentStatus.REFUNDED
+            payment.save(update_fields=["status", "updated_at"])
     return payment

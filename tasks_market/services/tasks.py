@@ -66,22 +66,57 @@ def task_remix(*, user, task_id: UUID, overrides: dict[str, Any]) -> Task:
     return task_create(poster=user, remixed_from=source, **fields)
 
 
-@transaction.atomic
+CANCEL_ROUNDS = 3  # how often a cancel goes back to the provider for a payment created meanwhile
+
+
 def task_cancel(*, task_id: UUID, poster=None) -> Task:
     """Cancel an open task, or one awaiting payment (its payment is cancelled at the provider first).
 
     `poster=None` is staff acting from the admin. Live bids become rejected.
+
+    No lock is held across the provider call: the payments still waiting for the customer are
+    cancelled at the provider first, with no transaction open (cancelling is idempotent at both
+    providers, and a cancelled payment can never succeed), then one short transaction locks the task,
+    checks it again and records the cancel. A payment that appeared meanwhile (a select that was
+    still talking to the provider) is cancelled in another round; a provider failure changes nothing
+    here and reaches the caller as its 502/503.
     """
-    rows = Task.objects.select_for_update().filter(id=task_id)
+    for _ in range(CANCEL_ROUNDS):
+        task = _cancellable(Task.objects.filter(id=task_id), poster)
+        waiting = set(
+            Payment.objects.filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT).values_list(
+                "provider_payment_id", flat=True
+            )
+        )
+        if waiting:
+            provider = get_payment_provider()
+            for provider_payment_id in sorted(waiting):
+                provider.cancel_payment(provider_payment_id)
+        cancelled = _record_cancel(task_id, poster, waiting)
+        if cancelled is not None:
+            return cancelled
+    raise InvalidState("The task's payment changed while it was being cancelled; try again.")
+
+
+def _cancellable(rows, poster) -> Task:
     task = (rows.filter(poster=poster) if poster is not None else rows).first()
     if task is None:
         raise NotFound()
     if task.status not in (TaskStatus.OPEN, TaskStatus.AWAITING_PAYMENT):
         raise InvalidState(f"Only an open task or one awaiting payment can be cancelled; this one is {task.status}.")
+    return task
+
+
+@transaction.atomic
+def _record_cancel(task_id: UUID, poster, cancelled_at_provider: set[str]) -> Task | None:
+    """The cancel itself, under the task's lock; None when a payment not cancelled at the provider yet
+    is waiting (the caller cancels it and comes back)."""
+    task = _cancellable(Task.objects.select_for_update().filter(id=task_id), poster)
+    waiting = list(Payment.objects.select_for_update().filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT))
+    if any(payment.provider_payment_id not in cancelled_at_provider for payment in waiting):
+        return None
     now = timezone.now()
-    provider = get_payment_provider()
-    for payment in Payment.objects.select_for_update().filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT):
-        provider.cancel_payment(payment.provider_payment_id)
+    for payment in waiting:
         payment.status = PaymentStatus.CANCELLED
         payment.save(update_fields=["status", "updated_at"])
     bidders = list(

@@ -368,12 +368,21 @@ class StripePaymentProvider:
                     session = self._expire(payment_id)
                 return session_to_payment(session)
             payment_id = intent_id
-        form = [("cancellation_reason", "abandoned")]
-        return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/cancel", form=form))
+        return self._intent_action(payment_id, "cancel", [("cancellation_reason", "abandoned")], done="canceled")
 
     def release_payment(self, payment_id: str) -> Payment:
-        payment_id = self._intent_id(payment_id)
-        return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/capture", form=[]))
+        return self._intent_action(self._intent_id(payment_id), "capture", [], done="succeeded")
+
+    def _intent_action(self, payment_id: str, action: str, form: Form, *, done: str) -> Payment:
+        """Cancel or capture an intent; asking again once it is done is answered like the first time
+        (Stripe refuses the second call), so a caller that lost the first answer can simply retry."""
+        try:
+            return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/{action}", form=form))
+        except ProviderError:
+            intent = self._intent(payment_id)
+            if intent.get("status") == done:
+                return to_payment(intent)
+            raise
 
     def refund_payment(self, payment_id: str) -> Payment:
         if is_checkout_session(payment_id):
