@@ -5,7 +5,12 @@ from __future__ import annotations
 from celery import shared_task
 
 from brands.providers.publishing import FAILED, PublishResult
-from brands.services.publications import publication_finish, publication_process, publications_expire
+from brands.services.publications import (
+    publication_finish,
+    publication_process,
+    publications_expire,
+    publications_requeue,
+)
 from brands.services.research import audit_run
 from core.errors import ProviderUnavailable
 
@@ -33,3 +38,8 @@ def publish_publication(self, publication_id: str) -> str | None:
 @shared_task(name="brands.tasks.expire_preflights")
 def expire_preflights() -> int:
     return publications_expire()
+
+
+@shared_task(name="brands.tasks.requeue_publications")
+def requeue_publications() -> int:
+    return publications_requeue()

@@ -153,8 +153,27 @@ def _enqueue(publication_id: UUID) -> None:
     try:
         publish_publication.apply_async(args=[str(publication_id)], retry=False)
     except Exception:
-        # Stays queued; it is cancelled when it expires (beat) unless a worker gets to it first.
+        # Stays queued: the beat queues it again (publications_requeue) or, failing that, it expires.
         logger.warning("Could not enqueue publication %s", publication_id, exc_info=True)
+
+
+def publications_requeue(*, older_than: timedelta | None = None, limit: int = 500) -> int:
+    """Queue again the publications confirmed more than `older_than` ago (default
+    PUBLICATION_REQUEUE_AFTER_SECONDS) that no worker has taken: their message was lost, or the broker
+    was down when they were confirmed. Each is queued again at most once per `older_than` (its
+    `updated_at` moves); a duplicate run finds it claimed and does nothing. Returns how many."""
+    if older_than is None:
+        older_than = timedelta(seconds=settings.PUBLICATION_REQUEUE_AFTER_SECONDS)
+    now = timezone.now()
+    waiting = Publication.objects.filter(status=S.QUEUED, updated_at__lte=now - older_than, expires_at__gt=now)
+    ids = list(waiting.values_list("id", flat=True)[:limit])
+    requeued = 0
+    for publication_id in ids:
+        if Publication.objects.filter(id=publication_id, status=S.QUEUED).update(updated_at=now):
+            logger.info("publication %s still queued: queued again", publication_id)
+            _enqueue(publication_id)
+            requeued += 1
+    return requeued
 
 
 @transaction.atomic

@@ -415,6 +415,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brands.tasks.expire_preflights",
         "schedule": timedelta(minutes=1),
     },
+    # Confirmed publications whose message was lost (or never sent: the broker was down) are queued
+    # again after PUBLICATION_REQUEUE_AFTER_SECONDS. Duplicate runs are no-ops.
+    "brands.requeue_publications": {
+        "task": "brands.tasks.requeue_publications",
+        "schedule": timedelta(minutes=1),
+    },
     # Task deliveries: gives back claims of workers that died mid-dispatch, re-queues dispatches whose
     # message was lost, and re-sends dispatches stuck past DELIVERY_STUCK_AFTER (each at most 3 times).
     # It also judges bids whose judge job was lost. Every 5 minutes is well inside the 30-minute stuck
@@ -486,6 +492,8 @@ DELIVERY_STUCK_AFTER = timedelta(seconds=env.int("DELIVERY_STUCK_AFTER", default
 PUBLISHING_PROVIDER = env_choice("PUBLISHING_PROVIDER", ("local",), "local")
 PUBLISHING_LOCAL_PERMALINK_BASE = env.str("PUBLISHING_LOCAL_PERMALINK_BASE", default="local://published")
 PUBLICATION_PREFLIGHT_MINUTES = env.int("PUBLICATION_PREFLIGHT_MINUTES", default=30)
+# A confirmed publication no worker has taken after this long is queued again (the beat, every minute).
+PUBLICATION_REQUEUE_AFTER_SECONDS = env.int("PUBLICATION_REQUEUE_AFTER_SECONDS", default=120)
 
 # --- Logging -----------------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from brands.models import LocalPublishedPost, Publication
 from brands.services.publications import publications_expire
-from brands.tasks import expire_preflights, publish_publication
+from brands.tasks import expire_preflights, publish_publication, requeue_publications
 from tests.brands.factories import BrandFactory
 from tests.brands.http_server import running_server
 from tests.brands.querycount import assert_constant_queries
@@ -247,6 +247,25 @@ def test_the_beat_job_cancels_expired_preflights_once(alice_api, brand):
     assert Publication.objects.get(id=expired["id"]).status == "cancelled"
     assert Publication.objects.get(id=expired["id"]).phase == "expired"
     assert Publication.objects.get(id=fresh["id"]).status == "preflight"
+
+
+def test_a_confirmed_publication_whose_message_was_lost_is_queued_again(alice_api, brand):
+    """Confirmed while the broker was down (or its message lost): the beat queues it again once it has
+    waited PUBLICATION_REQUEUE_AFTER_SECONDS, and it is published (Celery runs eagerly in tests)."""
+    lost, waiting, expired = create(alice_api, brand), create(alice_api, brand), create(alice_api, brand)
+    for publication in (lost, waiting, expired):  # confirmed, but no on-commit callback ran: nothing was queued
+        assert alice_api.post(f"/api/v1/publications/{publication['id']}/confirm").status_code == 200
+    long_ago = timezone.now() - timedelta(minutes=10)
+    Publication.objects.filter(id=lost["id"]).update(updated_at=long_ago)
+    Publication.objects.filter(id=expired["id"]).update(updated_at=long_ago, expires_at=timezone.now())
+
+    assert requeue_publications.apply().get() == 1
+
+    assert Publication.objects.get(id=lost["id"]).status == "succeeded"
+    assert LocalPublishedPost.objects.count() == 1
+    assert Publication.objects.get(id=waiting["id"]).status == "queued"  # not waited long enough yet
+    assert Publication.objects.get(id=expired["id"]).status == "queued"  # the expiry job cancels it instead
+    assert requeue_publications.apply().get() == 0
 
 
 # --- Events ---------------------------------------------------------------------------------------------------
