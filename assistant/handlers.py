@@ -45,6 +45,14 @@ def on_top_up_failed(event: ProviderEvent) -> None:
         credit_top_up_apply_failed(provider_payment_id=payment_id)
 
 
+@payment_event_handler("checkout.session.expired")
+def on_top_up_checkout_expired(event: ProviderEvent) -> None:
+    """The checkout page expired unpaid: the top-up failed (nothing was credited)."""
+    session_id = event.object.get("id")
+    if _top_up_metadata(event) is not None and isinstance(session_id, str) and session_id:
+        credit_top_up_apply_failed(provider_payment_id=session_id)
+
+
 @payment_event_handler("checkout.session.completed")
 def on_top_up_checkout_completed(event: ProviderEvent) -> None:
     session_id, intent_id = event.object.get("id"), event.object.get("payment_intent")

@@ -4,7 +4,8 @@ The money is secured by `payment_intent.succeeded` (the local provider; Stripe f
 captured at once) or `payment_intent.amount_capturable_updated` (Stripe, manual capture: the
 customer paid and the money waits for approval). With Stripe Checkout our payment first knows only
 its session (`cs_...`); the intent is linked from `checkout.session.completed` or from the first
-`payment_intent.*` event, whichever arrives first (services.payments.payment_link_intent).
+`payment_intent.*` event, whichever arrives first (services.payments.payment_link_intent). A session
+that expires unpaid (`checkout.session.expired`) is a failed payment: the task opens again.
 """
 
 from __future__ import annotations
@@ -53,6 +54,15 @@ def on_payment_succeeded(event: ProviderEvent) -> None:
 def on_payment_failed(event: ProviderEvent) -> None:
     if payment_id := _payment_id(event):
         payment_apply_failed(provider_payment_id=payment_id)
+
+
+@payment_event_handler("checkout.session.expired")
+def on_checkout_expired(event: ProviderEvent) -> None:
+    """Nobody paid before the checkout page expired (Stripe: 24 h by default). Our payment still knows
+    only the session (no intent was made), and only one still waiting for the customer moves."""
+    session_id = event.object.get("id")
+    if event.object.get("mode", "payment") == "payment" and isinstance(session_id, str) and session_id:
+        payment_apply_failed(provider_payment_id=session_id)
 
 
 @payment_event_handler("checkout.session.completed")

@@ -197,6 +197,48 @@ def test_an_intent_event_for_a_payment_it_does_not_name_links_nothing(stripe, ap
     assert Task.objects.get(id=task["id"]).status == "awaiting_payment"
 
 
+def expired_session(session_id: str) -> dict:
+    form = session_form(session_id)
+    return {
+        "id": session_id,
+        "object": "checkout.session",
+        "mode": "payment",
+        "status": "expired",
+        "payment_status": "unpaid",
+        "payment_intent": None,
+        "metadata": metadata(form, "metadata"),
+    }
+
+
+def test_a_checkout_page_that_expires_unpaid_opens_the_task_again(stripe, api, alice_api, bob_api):
+    task = post_task(alice_api)
+    bid = place_bid(bob_api, task["id"], register_agent(bob_api)["id"])
+    payment = alice_api.post(f"/api/v1/tasks/{task['id']}/bids/{bid['id']}/select").json()["payment"]
+
+    assert deliver(api, "checkout.session.expired", expired_session(payment["provider_payment_id"])) == "processed"
+
+    assert Payment.objects.get(id=payment["id"]).status == "failed"
+    stored = Task.objects.get(id=task["id"])
+    assert (stored.status, stored.selected_bid_id) == ("open", None)
+    again = alice_api.post(f"/api/v1/tasks/{task['id']}/bids/{bid['id']}/select")  # the poster can select again
+    assert again.status_code == 200, again.content
+    assert again.json()["payment"]["provider_payment_id"] != payment["provider_payment_id"]
+
+
+def test_an_expired_session_after_the_payment_succeeded_changes_nothing(stripe, api, alice_api, bob_api):
+    task = post_task(alice_api)
+    bid = place_bid(bob_api, task["id"], register_agent(bob_api)["id"])
+    payment = alice_api.post(f"/api/v1/tasks/{task['id']}/bids/{bid['id']}/select").json()["payment"]
+    session_id = payment["provider_payment_id"]
+    deliver(api, "checkout.session.completed", completed_payment_session(session_id, "pi_paid_2"))
+    deliver(api, "payment_intent.succeeded", intent_object(session_id, "pi_paid_2", "payment_intent.succeeded"))
+
+    deliver(api, "checkout.session.expired", expired_session(session_id))
+
+    assert Payment.objects.get(id=payment["id"]).status == "succeeded"
+    assert Task.objects.get(id=task["id"]).status == "delivering"
+
+
 # --- Credit top-ups -----------------------------------------------------------------------------------
 
 
@@ -222,6 +264,16 @@ def test_a_credit_top_up_is_credited_once_whatever_the_order(stripe, api, alice_
     for event_type, obj in [session, intent]:  # Stripe sends each again (new event ids)
         deliver(api, event_type, obj)
     assert alice_api.get("/api/v1/allmodelchat/credits").json()["credits"] == before + 20
+
+
+def test_a_top_up_whose_checkout_page_expires_unpaid_fails_and_credits_nothing(stripe, api, alice_api):
+    before = alice_api.get("/api/v1/allmodelchat/credits").json()["credits"]
+    top_up = alice_api.post("/api/v1/allmodelchat/credits/top-up", {"pack": "small"}, format="json").json()
+
+    deliver(api, "checkout.session.expired", expired_session(top_up["provider_payment_id"]))
+
+    assert CreditTopUp.objects.get(id=top_up["id"]).status == "failed"
+    assert alice_api.get("/api/v1/allmodelchat/credits").json()["credits"] == before
 
 
 # --- Team subscriptions -------------------------------------------------------------------------------
