@@ -8,11 +8,12 @@ the top-up first knows only its session (`cs_...`); the intent is linked from
 from __future__ import annotations
 
 from assistant.services import (
+    TopUpMismatch,
     credit_top_up_apply_failed,
     credit_top_up_apply_succeeded,
     credit_top_up_link_intent,
 )
-from webhooks_app.registry import ProviderEvent, payment_event_handler
+from webhooks_app.registry import EventRejected, ProviderEvent, payment_event_handler
 
 KIND = "credit_top_up"  # metadata["kind"] of a top-up's payment
 
@@ -35,8 +36,15 @@ def _top_up_payment_id(event: ProviderEvent) -> str:
 
 @payment_event_handler("payment_intent.succeeded")
 def on_top_up_succeeded(event: ProviderEvent) -> None:
-    if payment_id := _top_up_payment_id(event):
-        credit_top_up_apply_succeeded(provider_payment_id=payment_id)
+    if not (payment_id := _top_up_payment_id(event)):
+        return
+    amounts = {field: event.object.get(field) for field in ("amount", "amount_received") if field in event.object}
+    try:
+        credit_top_up_apply_succeeded(
+            provider_payment_id=payment_id, amounts=amounts or {"amount": None}, currency=event.object.get("currency")
+        )
+    except TopUpMismatch as exc:  # nothing credited; the webhook marks the event rejected
+        raise EventRejected(str(exc)) from exc
 
 
 @payment_event_handler("payment_intent.payment_failed")

@@ -22,6 +22,7 @@ from assistant.providers.llm import ChatMessage, get_llm_provider
 from assistant.registry import IMAGE_MODELS, default_model, get_model
 from core.errors import InsufficientCredits, NotFound
 from core.providers.payments import get_payment_provider
+from core.providers.payments.money import event_money_mismatch
 
 logger = logging.getLogger(__name__)
 
@@ -220,14 +221,30 @@ def credit_top_up_link_intent(*, payment_intent_id: str, session_id: str = "", t
     return bool(linked)
 
 
+class TopUpMismatch(Exception):
+    """A success event whose amount or currency is not the top-up's: nothing was credited."""
+
+
 @transaction.atomic
-def credit_top_up_apply_succeeded(*, provider_payment_id: str) -> CreditTopUp | None:
+def credit_top_up_apply_succeeded(
+    *, provider_payment_id: str, amounts: dict[str, object] | None = None, currency: object = None
+) -> CreditTopUp | None:
     """The pack is paid: add its credits, exactly once.
 
     The conditional UPDATE on the top-up's status decides: of concurrent or repeated events one moves
     it to succeeded and credits; the others wait on the row, find it succeeded and change nothing. A
     payment that had failed and is then paid (a retry at the provider) is credited too.
+
+    `amounts` (the event's minor-unit amounts by field) and `currency` must be the top-up's, as for
+    task payments (issue 14 row 8): otherwise nothing is credited, the refusal is logged at ERROR and
+    TopUpMismatch raised. `amounts=None` (our own callers) skips the check.
     """
+    if amounts is not None:
+        top_up = CreditTopUp.objects.filter(provider_payment_id=provider_payment_id).first()
+        reason = event_money_mismatch(top_up.amount, top_up.currency, amounts, currency) if top_up else ""
+        if reason:
+            logger.error("top-up payment %s: success event refused, nothing credited: %s", provider_payment_id, reason)
+            raise TopUpMismatch(reason)
     open_states = (CreditTopUp.Status.REQUIRES_PAYMENT, CreditTopUp.Status.FAILED)
     claimed = CreditTopUp.objects.filter(provider_payment_id=provider_payment_id, status__in=open_states).update(
         status=CreditTopUp.Status.SUCCEEDED, credited_at=timezone.now()

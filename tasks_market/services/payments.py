@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
 from core.providers.payments import get_payment_provider
-from core.providers.payments.money import normalise_currency, to_minor
+from core.providers.payments.money import event_money_mismatch
 from tasks_market.models import Bid, BidStatus, Delivery, Payment, PaymentStatus, Task, TaskStatus
 from tasks_market.services.dispatch import enqueue_dispatch
 from tasks_market.services.events import payment_data, publish
@@ -90,22 +90,6 @@ class PaymentMismatch(Exception):
     """A success event whose amount or currency is not the payment's; str(exc) is the reason."""
 
 
-def _mismatch(payment: Payment, event_amounts: dict[str, object], event_currency: object) -> str:
-    """Why the event's money is not this payment's, or "" when it is."""
-    try:
-        expected = to_minor(payment.amount, payment.currency)
-        ours = normalise_currency(payment.currency)
-    except ProviderError:
-        return f"The payment's own amount {payment.amount} {payment.currency!r} cannot be compared."
-    theirs = event_currency.strip().lower() if isinstance(event_currency, str) else None
-    if theirs != ours:
-        return f"Currency {event_currency!r} in the event, {ours!r} expected."
-    for field, value in event_amounts.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value != expected:
-            return f"{field} {value!r} ({theirs}, minor units) in the event, {expected} expected."
-    return ""
-
-
 def payment_apply_succeeded(
     *,
     provider_payment_id: str,
@@ -141,7 +125,7 @@ def _apply_succeeded(
     payment, task = found
     if payment.status in (PaymentStatus.SUCCEEDED, PaymentStatus.RELEASED, PaymentStatus.REFUNDED):
         return payment, ""
-    reason = _mismatch(payment, amounts, currency)
+    reason = event_money_mismatch(payment.amount, payment.currency, amounts, currency)
     if reason:
         payment.mismatch_reason, payment.mismatch_event_id = reason[:500], event_id[:255]
         payment.mismatch_at = timezone.now()

@@ -150,6 +150,25 @@ def test_a_paid_top_up_adds_the_pack_once_whatever_the_provider_repeats(api, ali
     assert top_up.status == "succeeded" and top_up.credited_at is not None
 
 
+@pytest.mark.parametrize(
+    ("field", "value"), [("amount", 1), ("amount_received", 1), ("currency", "eur"), ("amount", "499")]
+)
+def test_a_success_for_other_money_is_rejected_and_credits_nothing(api, alice_api, alice, field, value):
+    """As for task payments (issue 14 row 8): a signed success whose amount or currency is not the pack's."""
+    top_up = _top_up(alice_api)
+    LocalPayment.objects.filter(id=top_up.provider_payment_id).update(status="succeeded")
+    obj = payment_event_object(LocalPayment.objects.get(id=top_up.provider_payment_id)) | {field: value}
+
+    response = post_event(api, build_event("payment_intent.succeeded", obj))
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "rejected"
+    alice.refresh_from_db()
+    assert alice.credits == 0
+    assert CreditTopUp.objects.get(pk=top_up.pk).status == "requires_payment"
+    assert not CreditTransaction.objects.filter(user=alice, kind="purchase").exists()
+
+
 def test_a_failed_top_up_adds_nothing_and_a_later_success_adds_the_pack(api, alice_api, alice):
     top_up = _top_up(alice_api)
 

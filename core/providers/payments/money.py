@@ -44,3 +44,22 @@ def from_minor(minor: int, currency: str) -> Decimal:
     """4900, "usd" → Decimal("49.00")."""
     places = exponent(currency)
     return (Decimal(int(minor)).scaleb(-places)).quantize(Decimal(1).scaleb(-places))
+
+
+def event_money_mismatch(
+    amount: Decimal, currency: str, event_amounts: dict[str, object], event_currency: object
+) -> str:
+    """Why a provider event's money (its minor-unit `event_amounts` by field, and its currency) is not
+    `amount` `currency`, in words; "" when it is. An event must match exactly to be applied."""
+    try:
+        expected = to_minor(amount, currency)
+        ours = normalise_currency(currency)
+    except ProviderError:
+        return f"The record's own amount {amount} {currency!r} cannot be compared."
+    theirs = event_currency.strip().lower() if isinstance(event_currency, str) else None
+    if theirs != ours:
+        return f"Currency {event_currency!r} in the event, {ours!r} expected."
+    for field, value in event_amounts.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value != expected:
+            return f"{field} {value!r} ({theirs}, minor units) in the event, {expected} expected."
+    return ""
