@@ -106,7 +106,7 @@ def _session(state: StripeState, form: dict[str, str]) -> dict:
     return session
 
 
-def _stored_intent(state: StripeState, form: dict[str, str]) -> dict:
+def stored_intent(state: StripeState, form: dict[str, str]) -> dict:
     intent = _intent(form)
     state.intents[intent["id"]] = intent
     return intent
@@ -128,7 +128,7 @@ def _intent_action(state: StripeState, path: str) -> tuple[int, dict]:
 def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
     creates = {
         "/v1/checkout/sessions": lambda form: _session(state, form),
-        "/v1/payment_intents": lambda form: _stored_intent(state, form),
+        "/v1/payment_intents": lambda form: stored_intent(state, form),
         "/v1/refunds": lambda form: {"id": f"re_{secrets.token_hex(8)}", "object": "refund", "status": "succeeded"},
         "/v1/customers": lambda form: {"id": f"cus_{secrets.token_hex(8)}", "object": "customer"},
         "/v1/subscriptions": _subscription,
