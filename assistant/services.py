@@ -23,6 +23,7 @@ from assistant.registry import IMAGE_MODELS, default_model, get_model
 from core.errors import InsufficientCredits, NotFound
 from core.providers.payments import get_payment_provider
 from core.providers.payments.money import event_money_mismatch
+from core.providers.payments.sessions import link_checkout_session
 
 logger = logging.getLogger(__name__)
 
@@ -205,20 +206,12 @@ def credit_top_up_link_intent(*, payment_intent_id: str, session_id: str = "", t
     Found by the session (`checkout.session.completed`) or by the intent's metadata `top_up_id`
     (a `payment_intent.*` event that came first); whichever comes second changes nothing.
     """
-    if not payment_intent_id or CreditTopUp.objects.filter(provider_payment_id=payment_intent_id).exists():
-        return False
-    waiting = CreditTopUp.objects.filter(provider_payment_id__startswith="cs_")
-    if session_id:
-        waiting = waiting.filter(provider_payment_id=session_id)
-    else:
-        try:
-            waiting = waiting.filter(pk=uuid.UUID(top_up_id)) if isinstance(top_up_id, str) else waiting.none()
-        except ValueError:
-            return False
-    linked = waiting.update(provider_payment_id=payment_intent_id)
+    linked = link_checkout_session(
+        CreditTopUp.objects.all(), "provider_payment_id", payment_intent_id, session_id=session_id, record_id=top_up_id
+    )
     if linked:
         logger.info("top-up payment %s linked to intent %s", session_id or top_up_id, payment_intent_id)
-    return bool(linked)
+    return linked
 
 
 class TopUpMismatch(Exception):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from uuid import UUID
 
 from django.db import transaction
 from django.db.models import Q
@@ -22,6 +21,7 @@ from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
 from core.providers.payments import Subscription, get_payment_provider
+from core.providers.payments.sessions import link_checkout_session
 from teams.models import Team, TeamStatus
 from webhooks_app.services import event_publish
 
@@ -174,21 +174,7 @@ def team_unsubscribe(*, team_id, owner) -> Team:
     if not claim.update(status=TeamStatus.CANCELLING, updated_at=now):
         raise _refused(team, "Only an active team can be unsubscribed")
     claimed = Team.objects.filter(pk=team.pk, status=TeamStatus.CANCELLING, subscription_ends_at__isnull=True)
-    try:
-        subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, True)
-    except Exception:
-        claimed.update(status=TeamStatus.ACTIVE, updated_at=timezone.now())
-        raise
-    with transaction.atomic():
-        recorded = claimed.update(
-            subscription_status=subscription.status,
-            subscription_ends_at=subscription.current_period_end,
-            updated_at=timezone.now(),
-        )
-        team.refresh_from_db()
-        if recorded:
-            _publish(team, "team.unsubscribed")
-    return team
+    return _cancel_at_period_end(team, claimed, cancel=True)
 
 
 def team_reactivate(*, team_id, owner) -> Team:
@@ -204,18 +190,27 @@ def team_reactivate(*, team_id, owner) -> Team:
     if ends_at is None or not claim.update(status=TeamStatus.ACTIVE, updated_at=now):
         raise _refused(team, "Only a team with a pending unsubscribe can be reactivated")
     claimed = Team.objects.filter(pk=team.pk, status=TeamStatus.ACTIVE, subscription_ends_at=ends_at)
+    return _cancel_at_period_end(team, claimed, cancel=False)
+
+
+def _cancel_at_period_end(team: Team, claimed, *, cancel: bool) -> Team:
+    """Unsubscribe (`cancel`) or reactivate, after the claim: ask the provider with no transaction open;
+    on failure give the claim back (the team's status as before) and re-raise; else record the
+    subscription on the still-claimed row (`claimed`) and announce it once."""
     try:
-        subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, False)
+        subscription = get_payment_provider().set_cancel_at_period_end(team.payments_subscription_id, cancel)
     except Exception:
-        claimed.update(status=TeamStatus.CANCELLING, updated_at=timezone.now())
+        claimed.update(status=TeamStatus.ACTIVE if cancel else TeamStatus.CANCELLING, updated_at=timezone.now())
         raise
     with transaction.atomic():
         recorded = claimed.update(
-            subscription_status=subscription.status, subscription_ends_at=None, updated_at=timezone.now()
+            subscription_status=subscription.status,
+            subscription_ends_at=subscription.current_period_end if cancel else None,
+            updated_at=timezone.now(),
         )
         team.refresh_from_db()
         if recorded:
-            _publish(team, "team.reactivated")
+            _publish(team, "team.unsubscribed" if cancel else "team.reactivated")
     return team
 
 
@@ -266,20 +261,17 @@ def team_link_subscription(*, subscription_id: str, session_id: str = "", team_i
     `client_reference_id` (a `customer.subscription.*` event that came first); whichever comes
     second finds the team linked and changes nothing. A team linked to a subscription keeps it.
     """
-    if not subscription_id or Team.objects.filter(payments_subscription_id=subscription_id).exists():
-        return False
-    waiting = Team.objects.filter(payments_subscription_id__startswith="cs_")
-    if session_id:
-        waiting = waiting.filter(payments_subscription_id=session_id)
-    else:
-        try:
-            waiting = waiting.filter(pk=UUID(team_id)) if isinstance(team_id, str) else waiting.none()
-        except ValueError:
-            return False
-    linked = waiting.update(payments_subscription_id=subscription_id, updated_at=timezone.now())
+    linked = link_checkout_session(
+        Team.objects.all(),
+        "payments_subscription_id",
+        subscription_id,
+        session_id=session_id,
+        record_id=team_id,
+        updated_at=timezone.now(),
+    )
     if linked:
         logger.info("checkout %s created subscription %s", session_id or f"of team {team_id}", subscription_id)
-    return bool(linked)
+    return linked
 
 
 def _is_stale(team: Team, event_created: datetime) -> bool:

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from assistant.catalogue import ATTACHMENT_TYPES, CHANNEL_CHOICES, IMAGE_PROVIDERS, OBJECTIVE_CHOICES, TONES
 from assistant.models import AssistantMessage, CreditTopUp, CreditTransaction
 from assistant.registry import IMAGE_MODELS, MODEL_IDS
-from core.api.fields import checkout_return_url
+from core.api.fields import BlankAsNullField, checkout_return_url
 
 # --- Assistant ---------------------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ class CreditTopUpPaymentSerializer(serializers.ModelSerializer):
 
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
-    checkout_url = serializers.SerializerMethodField(help_text="The provider's hosted page where you pay, or null.")
+    checkout_url = BlankAsNullField(help_text="The provider's hosted page where you pay, or null.")
 
     class Meta:
         model = CreditTopUp
@@ -103,9 +103,6 @@ class CreditTopUpPaymentSerializer(serializers.ModelSerializer):
             "client_secret",
             "checkout_url",
         ]
-
-    def get_checkout_url(self, top_up: CreditTopUp) -> str | None:
-        return top_up.checkout_url or None
 
 
 class CreditTransactionSerializer(serializers.ModelSerializer):

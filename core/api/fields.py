@@ -25,3 +25,15 @@ def checkout_return_url(*, help_text: str) -> serializers.URLField:
         validators=[URLValidator(schemes=["https", "http"])],
         help_text=help_text,
     )
+
+
+class BlankAsNullField(serializers.CharField):
+    """A text column that is empty when unset, rendered as null."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("read_only", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value):
+        return value or None

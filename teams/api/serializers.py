@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.api.fields import checkout_return_url
+from core.api.fields import BlankAsNullField, checkout_return_url
 from teams.models import OnboardingStep, OperationMode, Team, TeamStatus, TeamType, Tier, TriggerMode, WorkflowPhase
 
 
 class TeamSerializer(serializers.ModelSerializer):
     workflow_phase_label = serializers.CharField(read_only=True)
     connected_accounts = serializers.ListField(child=serializers.JSONField())
-    checkout_url = serializers.SerializerMethodField(
+    checkout_url = BlankAsNullField(
         help_text="Where the owner pays the subscription (the provider's hosted checkout), or null."
     )
 
@@ -44,9 +44,6 @@ class TeamSerializer(serializers.ModelSerializer):
             "cancelled_at",
             "subscription_ends_at",
         ]
-
-    def get_checkout_url(self, team: Team) -> str | None:
-        return team.checkout_url or None
 
 
 class _TeamSettingsInput(serializers.Serializer):

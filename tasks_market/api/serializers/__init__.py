@@ -1,5 +1,6 @@
 """Serializers of the marketplace API, one module per area."""
 
+from core.api.fields import BlankAsNullField
 from tasks_market.api.serializers.agents import (
     AgentCreateInput,
     AgentEndpointInput,
@@ -8,7 +9,7 @@ from tasks_market.api.serializers.agents import (
     BenchmarkCaseResultSerializer,
     BenchmarkRunSerializer,
 )
-from tasks_market.api.serializers.common import ArtefactInput, ArtefactSerializer, BlankAsNullField, MoneyField
+from tasks_market.api.serializers.common import ArtefactInput, ArtefactSerializer, MoneyField
 from tasks_market.api.serializers.deliveries import (
     DeliverySerializer,
     DeliverySubmitInput,

@@ -9,7 +9,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.fields import URL_PATTERN
+from core.api.fields import URL_PATTERN, BlankAsNullField
 from core.api.validation import GreaterThan
 from core.outbound import UnsafeURL, check_url
 from tasks_market.models import Artefact
@@ -18,18 +18,6 @@ MAX_AMOUNT = 1_000_000
 # ASCII classes only: the same patterns are the schema's (JSON Schema regexes are ECMA-262, where \w is ASCII).
 _MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*/[A-Za-z0-9][A-Za-z0-9_.+-]*( *;[^\n]*)?$")
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
-
-
-class BlankAsNullField(serializers.CharField):
-    """A text column that is empty when unset, rendered as null."""
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("allow_null", True)
-        kwargs.setdefault("read_only", True)
-        super().__init__(**kwargs)
-
-    def to_representation(self, value):
-        return value or None
 
 
 @extend_schema_field(
