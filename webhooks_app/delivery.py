@@ -22,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.outbound import OutboundError, UnsafeURL, request
+from signed_delivery.signing import sign_headers
 from webhooks_app.models import (
     AttemptStatus,
     DeliveryStatus,
@@ -30,7 +31,6 @@ from webhooks_app.models import (
     WebhookSubscription,
 )
 from webhooks_app.services import enqueue_delivery, signing_secrets
-from webhooks_app.signing import sign_headers
 
 logger = logging.getLogger(__name__)
 

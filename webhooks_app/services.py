@@ -6,26 +6,24 @@ transaction: the event is written with the change, and nothing is sent unless th
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
-from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Conflict, NotFound
+from signed_delivery.sending import message_body
+from signed_delivery.signing import ROTATION_GRACE, new_secret
+from signed_delivery.signing import signing_secrets as current_secrets
 from webhooks_app.events import EVENT_TYPES
 from webhooks_app.models import DeliveryStatus, WebhookDelivery, WebhookEvent, WebhookSubscription
-from webhooks_app.signing import new_secret
 
 logger = logging.getLogger(__name__)
 
-ROTATION_GRACE = timedelta(hours=24)
 MAX_SUBSCRIPTIONS_PER_OWNER = 100
 
 
@@ -84,12 +82,12 @@ def webhook_subscription_rotate_secret(*, owner, subscription_id: UUID, now=None
 
 def signing_secrets(subscription: WebhookSubscription, *, now=None) -> list[str]:
     """The secrets that sign a message now: the current one, plus the previous one during its grace."""
-    now = now or timezone.now()
-    secrets = [subscription.secret]
-    expires = subscription.previous_secret_expires_at
-    if subscription.previous_secret and expires is not None and expires > now:
-        secrets.append(subscription.previous_secret)
-    return secrets
+    return current_secrets(
+        secret=subscription.secret,
+        previous_secret=subscription.previous_secret,
+        previous_expires_at=subscription.previous_secret_expires_at,
+        now=now or timezone.now(),
+    )
 
 
 # --- Publishing ----------------------------------------------------------------------------------
@@ -106,11 +104,7 @@ def event_publish(*, owner, event_type: str, data: dict[str, Any]) -> None:
     """
     if event_type not in EVENT_TYPES:
         raise ValueError(f"{event_type!r} is not an outbound event type; add it to webhooks_app.events.EVENT_TYPES")
-    body = json.dumps(
-        {"type": event_type, "timestamp": timezone.now().isoformat(), "data": data},
-        cls=DjangoJSONEncoder,
-        separators=(",", ":"),
-    )
+    body = message_body(event_type, data).decode()
     webhook_event_record(owner_id=owner.pk, event_type=event_type, body=body)
 
 

@@ -11,9 +11,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import Conflict, NotFound
+from signed_delivery.signing import ROTATION_GRACE, new_secret, signing_secrets
 from tasks_market.models import Agent, BenchmarkRun, BenchmarkStatus
-from tasks_market.outbound import ROTATION_GRACE
-from webhooks_app.signing import new_secret
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +45,16 @@ def agent_register(
         endpoint_url=endpoint_url,
         capabilities=list(dict.fromkeys(capabilities or [])),
         signing_secret=new_secret(),
+    )
+
+
+def agent_secrets(agent: Agent, *, now=None) -> list[str]:
+    """The secrets that sign for an agent now: the current one, plus the previous one during its grace."""
+    return signing_secrets(
+        secret=agent.signing_secret,
+        previous_secret=agent.previous_secret,
+        previous_expires_at=agent.previous_secret_expires_at,
+        now=now or timezone.now(),
     )
 
 
