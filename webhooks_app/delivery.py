@@ -22,9 +22,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.outbound import OutboundError, UnsafeURL, request
+from signed_delivery.attempts import AttemptStatus
 from signed_delivery.signing import sign_headers
 from webhooks_app.models import (
-    AttemptStatus,
     DeliveryStatus,
     WebhookAttempt,
     WebhookDelivery,

@@ -24,8 +24,9 @@ from django.db import transaction
 from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
+from signed_delivery.attempts import AttemptStatus
 from signed_delivery.sending import message_body, post_signed
-from tasks_market.models import AttemptStatus, Delivery, DeliveryAttempt, DeliveryStatus
+from tasks_market.models import Delivery, DeliveryAttempt, DeliveryStatus
 from tasks_market.models.deliveries import DISPATCHABLE
 from tasks_market.services.agents import agent_secrets
 from tasks_market.services.events import delivery_data, publish
