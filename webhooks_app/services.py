@@ -1,4 +1,5 @@
-"""Writes for outbound webhooks: subscriptions, their secrets, and publishing events (CONTRACT §10).
+"""Writes for outbound webhooks: subscriptions, their secrets, and publishing events
+(see docs/decisions.md#outbound-webhooks-and-agent-dispatch).
 
 Domain code publishes with `event_publish(owner=..., event_type=..., data=...)` from inside its own
 transaction: the event is written with the change, and nothing is sent unless that transaction commits.
@@ -15,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from core.enqueue import enqueue_after_commit
 from core.errors import Conflict, NotFound
 from signed_delivery.sending import message_body
 from signed_delivery.signing import ROTATION_GRACE, new_secret
@@ -25,6 +27,8 @@ from webhooks_app.models import DeliveryStatus, WebhookDelivery, WebhookEvent, W
 logger = logging.getLogger(__name__)
 
 MAX_SUBSCRIPTIONS_PER_OWNER = 100
+# The Celery task making one attempt of a delivery (webhooks_app.tasks); queued by name, after commit.
+DELIVER_TASK = "webhooks_app.tasks.deliver_webhook"
 
 
 class SubscriptionLimitReached(Conflict):
@@ -132,16 +136,5 @@ def webhook_event_record(*, owner_id, event_type: str, body: str) -> WebhookEven
         ]
     )
     for delivery in deliveries:
-        enqueue_delivery(delivery.id)
+        enqueue_after_commit(DELIVER_TASK, str(delivery.id))
     return event
-
-
-def enqueue_delivery(delivery_id: UUID | str) -> None:
-    """Queue one attempt of a delivery once the current transaction commits."""
-    from webhooks_app.tasks import deliver_webhook
-
-    def enqueue() -> None:
-        # If the broker is down the delivery stays pending and the sweep queues it later.
-        deliver_webhook.delay(str(delivery_id))
-
-    transaction.on_commit(enqueue, robust=True)
