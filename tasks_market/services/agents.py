@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.enqueue import enqueue_after_commit
 from core.errors import Conflict, NotFound
 from tasks_market.models import Agent, BenchmarkRun, BenchmarkStatus
 from tasks_market.outbound import ROTATION_GRACE
@@ -81,8 +82,6 @@ def agent_rotate_secret(*, owner, agent_id: UUID, now=None) -> Agent:
 
 def benchmark_start(*, owner, agent_id: UUID, now=None) -> BenchmarkRun:
     """Queue a benchmark run (one at a time per agent); a Celery job runs it after commit."""
-    from tasks_market.tasks import run_benchmark
-
     now = now or timezone.now()
     try:
         with transaction.atomic():
@@ -97,7 +96,8 @@ def benchmark_start(*, owner, agent_id: UUID, now=None) -> BenchmarkRun:
             ).exists():
                 raise BenchmarkRunning()
             run = BenchmarkRun.objects.create(agent=agent)
-            transaction.on_commit(lambda: run_benchmark.delay(str(run.id)), robust=True)
+            # Not sent (broker down): no sweep; the run goes stale and the owner's next start fails it.
+            enqueue_after_commit("tasks_market.tasks.run_benchmark", str(run.id))
     except IntegrityError as exc:
         raise BenchmarkRunning() from exc
     return run
