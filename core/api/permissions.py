@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
+from rest_framework_simplejwt.tokens import Token
 
 
 class ApiKeyNotAllowed(PermissionDenied):
@@ -15,10 +16,10 @@ class StaffOnly(PermissionDenied):
 
 
 class RejectApiKeys(permissions.BasePermission):
-    def has_permission(self, request, view) -> bool:
-        from accounts.models import ApiKey
+    """Only a user's access token (a JWT) may pass: the other Bearer credential is an API key."""
 
-        if isinstance(request.auth, ApiKey):
+    def has_permission(self, request, view) -> bool:
+        if request.auth is not None and not isinstance(request.auth, Token):
             raise ApiKeyNotAllowed()
         return True
 
