@@ -1,14 +1,14 @@
-"""How services queue background work: by the task's registered name, once the transaction commits.
+"""Queue a Celery task once the current transaction commits, by the task's registered name.
 
-Services never import Celery task modules (the tasks import the services), and a broker that cannot
-be reached is handled here only: logged once, and the work is left to its beat sweep (see
-docs/decisions.md#background-work).
+Services enqueue through this so they never import task modules (tasks import services). A broker that
+cannot be reached is logged once at WARNING and otherwise ignored: the work stays in the database and
+the beat's sweeps queue it again (see docs/operations.md#when-a-dependency-goes-away).
 """
 
 from __future__ import annotations
 
 import logging
-from functools import cache, partial
+from functools import partial
 
 from celery import current_app
 from django.db import transaction
@@ -18,27 +18,19 @@ logger = logging.getLogger(__name__)
 
 
 def enqueue_after_commit(task_name: str, *args, **kwargs) -> None:
-    """Send the task `task_name` with these arguments once the current transaction commits (at once
-    outside a transaction). Robust: a failing send never breaks the commit or the other callbacks."""
     transaction.on_commit(partial(enqueue_now, task_name, *args, **kwargs), robust=True)
 
 
 def enqueue_now(task_name: str, *args, **kwargs) -> bool:
-    """Send the task now; False when the broker cannot be reached. For sweeps that send what they found,
-    and for the rare caller that must undo its own state when nothing was sent."""
-    task = _registered_tasks()[task_name]  # a misspelt name fails loudly (tests/test_enqueue_names.py checks them)
+    """Queue the task at once; False when the broker is unreachable. For a sweep queueing what it found,
+    and for the caller that must undo its own rows when nothing was queued (brands research)."""
+    if task_name not in current_app.tasks:
+        # Celery discovers the apps' task modules lazily; a web process may not have imported them yet.
+        current_app.loader.import_default_modules()
     try:
-        task.apply_async(args, kwargs)  # retried briefly per CELERY_TASK_PUBLISH_RETRY_POLICY, then given up
+        # Through the registered task's signature (not send_task), so eager mode in tests is honoured.
+        current_app.tasks[task_name].s(*args, **kwargs).apply_async()
     except OperationalError as exc:
-        logger.warning("The task broker is unreachable: %s not sent (%s)", task_name, exc)
+        logger.warning("could not queue %s%r: the broker is unreachable (%s)", task_name, args, exc)
         return False
     return True
-
-
-@cache
-def _registered_tasks():
-    """Celery's task registry with every app's tasks module imported (a web process imports them only
-    here). Sent through the registered task, a message keeps the task's options and, in tests, runs
-    eagerly (`send_task` never does)."""
-    current_app.loader.import_default_modules()
-    return current_app.tasks

@@ -96,7 +96,6 @@ def benchmark_start(*, owner, agent_id: UUID, now=None) -> BenchmarkRun:
             ).exists():
                 raise BenchmarkRunning()
             run = BenchmarkRun.objects.create(agent=agent)
-            # Not sent (broker down): no sweep; the run goes stale and the owner's next start fails it.
             enqueue_after_commit("tasks_market.tasks.run_benchmark", str(run.id))
     except IntegrityError as exc:
         raise BenchmarkRunning() from exc

@@ -1,5 +1,4 @@
-"""core.enqueue: a task queued by its name is sent once the transaction commits, and a stopped broker
-costs one WARNING naming the task, never an error for the caller."""
+"""enqueue_after_commit: a registered task, by name, queued only once the transaction commits."""
 
 from __future__ import annotations
 
@@ -13,18 +12,21 @@ from django.db import transaction
 from config.celery_app import app
 from core.enqueue import enqueue_after_commit
 
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def broker_down(settings):
     """Celery not eager and its broker unreachable, as when the broker is stopped."""
     keys = ("task_always_eager", "broker_url", "broker_connection_timeout", "broker_connection_max_retries")
-    saved = {key: app.conf[key] for key in keys}
+    saved = {key: app.conf[key] for key in (*keys, "task_publish_retry")}
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.update(
         task_always_eager=False,
         broker_url="redis://127.0.0.1:9/0",
         broker_connection_timeout=1,
         broker_connection_max_retries=1,
+        task_publish_retry=False,
     )
     app._pool = None
     app.amqp._producer_pool = None
@@ -34,24 +36,43 @@ def broker_down(settings):
     app.amqp._producer_pool = None
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_task_is_sent_by_name_after_commit():
+def test_it_runs_the_task_once_the_transaction_commits(django_capture_on_commit_callbacks):
     token = uuid.uuid4().hex
 
-    with transaction.atomic():
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         enqueue_after_commit("core.tasks.ping", token)
-        assert cache.get(f"ping:{token}") is None  # not before the commit
+        assert cache.get(f"ping:{token}") is None
 
-    assert cache.get(f"ping:{token}") == "pong"  # eager in tests: it ran at commit
+    assert cache.get(f"ping:{token}") == "pong"
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_stopped_broker_is_one_warning_naming_the_task(broker_down, caplog):
-    caplog.set_level(logging.WARNING)
+def test_nothing_is_queued_when_the_transaction_rolls_back(django_capture_on_commit_callbacks):
+    token = uuid.uuid4().hex
 
-    with transaction.atomic():
-        enqueue_after_commit("core.tasks.ping", "lost")
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        enqueue_after_commit("core.tasks.ping", token)
+        raise RuntimeError("rolled back")
 
-    records = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert [(r.name, r.levelname) for r in records] == [("core.enqueue", "WARNING")]
-    assert "core.tasks.ping" in records[0].getMessage()
+    assert callbacks == []
+    assert cache.get(f"ping:{token}") is None
+
+
+def test_an_unreachable_broker_is_logged_once_at_warning_and_the_caller_goes_on(
+    broker_down, django_capture_on_commit_callbacks, caplog
+):
+    token = uuid.uuid4().hex
+
+    with (
+        caplog.at_level(logging.WARNING, logger="core.enqueue"),
+        django_capture_on_commit_callbacks(execute=True),
+        transaction.atomic(),
+    ):
+        enqueue_after_commit("core.tasks.ping", token)
+
+    records = [r for r in caplog.records if r.name == "core.enqueue"]
+    assert [(r.levelno, "core.tasks.ping" in r.getMessage()) for r in records] == [(logging.WARNING, True)]
+    assert cache.get(f"ping:{token}") is None
