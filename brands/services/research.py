@@ -3,7 +3,8 @@
 An audit is queued inside the caller's transaction and sent to Celery after commit. Each queueing
 draws a new `attempt_id`; the task names the attempt it was sent for and acts only on it, so a
 duplicate or superseded delivery does nothing. An audit that cannot be sent (broker down) is logged
-and its item goes back to what it was before: the caller never sees the failure (SPEC, link-team).
+and its item goes back to what it was before: the caller never sees the failure (see
+docs/decisions.md#domain-rules, "Link team"). No sweep queues a lost audit; it can be started again.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def audit_modules(*, brand: Brand, declared) -> list[str]:
     """The default audits plus the team-declared ones that exist, in order, without repeats.
 
     `declared` is the team's `config.audits`; anything that is not a module name is logged and
-    skipped (CONTRACT §11: a bad name never fails the call).
+    skipped: a bad name never fails the call (docs/decisions.md#domain-rules, "Link team").
     """
     modules: list[str] = [str(m) for m in DEFAULT_AUDITS]
     if brand.website_url:
