@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
-from rest_framework_simplejwt.tokens import Token
 
 
 class ApiKeyNotAllowed(PermissionDenied):
@@ -16,10 +15,10 @@ class StaffOnly(PermissionDenied):
 
 
 class RejectApiKeys(permissions.BasePermission):
-    """Only a user's access token (a JWT) may pass: the other Bearer credential is an API key."""
-
     def has_permission(self, request, view) -> bool:
-        if request.auth is not None and not isinstance(request.auth, Token):
+        from accounts.models import ApiKey
+
+        if isinstance(request.auth, ApiKey):
             raise ApiKeyNotAllowed()
         return True
 
