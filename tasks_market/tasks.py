@@ -9,6 +9,7 @@ from celery import shared_task
 
 from tasks_market.benchmark import benchmark_run
 from tasks_market.services.bids import bid_judge, judgements_catch_up
+from tasks_market.services.dispatch import deliveries_sweep, delivery_dispatch_attempt
 from tasks_market.services.payments import payment_refund_due, refunds_catch_up
 
 logger = logging.getLogger(__name__)
@@ -21,8 +22,6 @@ def dispatch_delivery(delivery_id: str, claim: str | None = None) -> None:
     The follow-up only acts once the delivery is due again, so in eager mode (which ignores
     countdowns) its immediate run finds nothing due and stops.
     """
-    from tasks_market.services.dispatch import delivery_dispatch_attempt
-
     retry_in = delivery_dispatch_attempt(
         delivery_id=delivery_id, claim=datetime.fromisoformat(claim) if claim else None
     )
@@ -48,8 +47,6 @@ def run_benchmark(run_id: str) -> None:
 def sweep_deliveries() -> dict[str, int]:
     """Beat: recover lost or stuck dispatches, bids whose judge job was lost and refunds still due (see
     CELERY_BEAT_SCHEDULE)."""
-    from tasks_market.services.dispatch import deliveries_sweep
-
     result = deliveries_sweep()
     judged = judgements_catch_up()
     refunds = refunds_catch_up()
