@@ -19,6 +19,7 @@ from rest_framework_simplejwt.tokens import RefreshToken
 from rest_framework_simplejwt.utils import datetime_from_epoch
 
 from accounts.models import ApiKey, User
+from assistant.services import credits_grant_signup
 from core.errors import Conflict, NotFound
 
 KEY_SCHEME = "bmk"
@@ -34,8 +35,6 @@ class EmailTaken(Conflict):
 
 def user_create(*, email: str, password: str, is_staff: bool = False, credits: int | None = None) -> User:
     """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger."""
-    from assistant.services import credits_grant_signup
-
     email = email.strip().lower()
     if User.objects.filter(email__iexact=email).exists():
         raise EmailTaken()
