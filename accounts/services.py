@@ -18,7 +18,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import RefreshToken
 from rest_framework_simplejwt.utils import datetime_from_epoch
 
-from accounts.models import ApiKey, User
+from accounts.models import ApiKey, User, normalise_email
 from core.errors import Conflict, NotFound
 
 KEY_SCHEME = "bmk"
@@ -36,8 +36,8 @@ def user_create(*, email: str, password: str, is_staff: bool = False, credits: i
     """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger."""
     from assistant.services import credits_grant_signup
 
-    email = email.strip().lower()
-    if User.objects.filter(email__iexact=email).exists():
+    email = normalise_email(email)
+    if User.objects.filter(email=email).exists():
         raise EmailTaken()
     try:
         with transaction.atomic():
