@@ -43,7 +43,7 @@ from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import AutoSchema, error_response
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.idempotency import idempotent, replay_only_while
 
 TAGS = ["auth"]
 
@@ -148,7 +148,9 @@ class ApiKeyListView(ApiView):
     def post(self, request):
         data = self.body(ApiKeyInput)
         issued = api_key_create(user=request.user, name=data["name"])
-        return Response(IssuedApiKeySerializer(issued).data, status=status.HTTP_201_CREATED)
+        response = Response(IssuedApiKeySerializer(issued).data, status=status.HTTP_201_CREATED)
+        # A retry gets the raw key again only while the key is live (see docs/decisions.md#retries-and-idempotency-key).
+        return replay_only_while(response, guard="api_key", object_id=issued.api_key.id)
 
 
 class ApiKeyDetailView(ApiView):
