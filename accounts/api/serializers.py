@@ -52,12 +52,16 @@ class TokenPairSerializer(serializers.Serializer):
 
     @staticmethod
     def payload(refresh) -> dict:
-        lifetime = settings.SIMPLE_JWT["ACCESS_TOKEN_LIFETIME"]
+        lifetime = int(settings.SIMPLE_JWT["ACCESS_TOKEN_LIFETIME"].total_seconds())
+        access = refresh.access_token
+        if access["exp"] > refresh["exp"]:  # no access token outlives its session's end
+            lifetime -= access["exp"] - refresh["exp"]
+            access.payload["exp"] = refresh["exp"]
         return {
-            "access": str(refresh.access_token),
+            "access": str(access),
             "refresh": str(refresh),
             "token_type": "Bearer",
-            "expires_in": int(lifetime.total_seconds()),
+            "expires_in": max(0, lifetime),
         }
 
 

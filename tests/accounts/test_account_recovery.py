@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from rest_framework_simplejwt.token_blacklist.models import OutstandingToken
-from rest_framework_simplejwt.tokens import RefreshToken
+from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
 from accounts.models import ApiKey, User
 from accounts.services import api_key_create
@@ -284,3 +284,13 @@ def test_make_runs_mail_backend_writes_one_file_per_message_and_logs_its_path(se
     assert len(files) == 2
     assert {str(f) for f in files} == {str(r.args[1]) for r in caplog.records if r.name == "accounts.mail"}
     assert b"subject 0" in files[0].read_bytes() or b"subject 0" in files[1].read_bytes()
+
+
+def test_no_access_token_outlives_its_session(alice, api):
+    login_token = RefreshToken.for_user(alice)
+    login_token.set_exp(lifetime=timedelta(minutes=5))  # the session ends in 5 minutes
+
+    pair = refresh(api, str(login_token)).json()
+
+    assert AccessToken(pair["access"])["exp"] == login_token["exp"]
+    assert 0 < pair["expires_in"] <= 5 * 60
