@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 import string
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from rest_framework_simplejwt.utils import datetime_from_epoch, get_md5_hash_pas
 from accounts.models import ApiKey, User, normalise_email
 from core.api.validation import RequestValidationError, error
 from core.errors import Conflict, InputRejected, NotFound
+
+logger = logging.getLogger(__name__)
 
 KEY_SCHEME = "bmk"
 _PREFIX_ALPHABET = string.ascii_lowercase + string.digits
@@ -172,6 +175,22 @@ def password_reset_token_make(*, user: User) -> str:
     """`<uidb64>.<token>`: one field that names the user and proves the mail was read. Django's token
     hashes the password, so it is spent by the reset it allows, and it expires after PASSWORD_RESET_TIMEOUT."""
     return f"{urlsafe_base64_encode(force_bytes(user.pk))}.{default_token_generator.make_token(user)}"
+
+
+def password_reset_request(*, email: str) -> None:
+    """Queue the reset mail for this address, after commit, whether or not an account has it: the
+    request does the same work for every address, so neither its answer nor its timing tells."""
+    normal = normalise_email(email)
+    transaction.on_commit(lambda: _password_reset_enqueue(normal))
+
+
+def _password_reset_enqueue(email: str) -> None:
+    from accounts.tasks import password_reset_mail
+
+    try:
+        password_reset_mail.apply_async(args=[email], retry=False)
+    except Exception:  # the broker is down: the answer stays 202; the user asks again
+        logger.warning("Could not queue a password reset mail", exc_info=True)
 
 
 def password_reset_mail_send(*, email: str) -> bool:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -22,7 +21,6 @@ from accounts.api.serializers import (
     UserSerializer,
     UserUpdateInput,
 )
-from accounts.models import normalise_email
 from accounts.selectors import api_keys_of
 from accounts.services import (
     EmailTaken,
@@ -30,6 +28,7 @@ from accounts.services import (
     api_key_revoke,
     password_change,
     password_reset_confirm,
+    password_reset_request,
     refresh_token_issue,
     refresh_token_revoke,
     refresh_token_rotate,
@@ -37,7 +36,6 @@ from accounts.services import (
     user_delete,
     user_update,
 )
-from accounts.tasks import password_reset_mail
 from accounts.throttle import login_attempt_begin, login_attempt_forget, login_authenticate
 from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
@@ -294,9 +292,7 @@ class PasswordResetView(ApiView):
         responses={202: AcceptedSerializer},
     )
     def post(self, request):
-        data = self.body(PasswordResetInput)
-        email = normalise_email(data["email"])
-        transaction.on_commit(lambda: password_reset_mail.delay(email))
+        password_reset_request(email=self.body(PasswordResetInput)["email"])
         return Response({"detail": RESET_ACCEPTED}, status=status.HTTP_202_ACCEPTED)
 
 
