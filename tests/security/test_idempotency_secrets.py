@@ -30,7 +30,7 @@ def test_the_stored_response_holds_no_raw_api_key_and_still_replays(alice_api):
     raw = created.json()["key"]
 
     row = stored_row_text("create-ci-key")
-    assert raw not in row and raw.split("_")[2] not in row
+    assert raw not in row and raw.split("_", 2)[2] not in row
     assert created.json()["prefix"] not in IdempotencyKey.objects.get(key="create-ci-key").response_body
 
     replay = create_key(alice_api)
@@ -96,3 +96,17 @@ def test_plaintext_rows_of_an_older_release_are_pruned(alice):
     idempotency_keys_prune()
 
     assert not IdempotencyKey.objects.filter(key="legacy").exists()
+
+
+def test_an_agents_signing_secret_is_not_stored_in_the_clear(alice_api):
+    created = alice_api.post(
+        "/api/v1/agents", {"name": "n", "endpoint_url": "https://a.example.com/h"}, HTTP_IDEMPOTENCY_KEY="agent-1"
+    )
+    assert created.status_code == 201, created.content
+    secret = created.json()["signing_secret"]
+
+    assert secret not in stored_row_text("agent-1")
+    replay = alice_api.post(
+        "/api/v1/agents", {"name": "n", "endpoint_url": "https://a.example.com/h"}, HTTP_IDEMPOTENCY_KEY="agent-1"
+    )
+    assert replay.json()["signing_secret"] == secret
