@@ -62,6 +62,15 @@ class User(AbstractBaseUser, PermissionsMixin):
     def __str__(self) -> str:
         return self.email
 
+    def clean(self) -> None:
+        super().clean()
+        self.email = normalise_email(self.email)
+
+    def save(self, *args, **kwargs) -> None:
+        # Every way in (the admin, the shell, a fixture) stores the one spelling that lookups compare.
+        self.email = normalise_email(self.email)
+        super().save(*args, **kwargs)
+
 
 class ApiKeyQuerySet(models.QuerySet):
     def active(self):

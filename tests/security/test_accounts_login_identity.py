@@ -70,3 +70,12 @@ def test_the_owner_is_not_locked_out_by_wrong_guesses_under_another_spelling(api
 
     assert login(api, "owner2@example.com", DEFAULT_PASSWORD, ip="203.0.113.11").status_code == 200
     assert User.objects.filter(email="owner2@example.com").count() == 1
+
+
+def test_a_user_saved_any_other_way_is_stored_in_the_one_spelling(api):
+    user = User(email="  Mixed.Case@Example.COM ")
+    user.set_password(DEFAULT_PASSWORD)
+    user.save()
+
+    assert User.objects.get(pk=user.pk).email == "mixed.case@example.com"
+    assert login(api, "mixed.case@example.com", DEFAULT_PASSWORD).status_code == 200
