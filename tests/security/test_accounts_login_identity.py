@@ -79,3 +79,23 @@ def test_a_user_saved_any_other_way_is_stored_in_the_one_spelling(api):
 
     assert User.objects.get(pk=user.pk).email == "mixed.case@example.com"
     assert login(api, "mixed.case@example.com", DEFAULT_PASSWORD).status_code == 200
+
+
+def test_the_migration_normalises_existing_emails_and_leaves_a_clash_alone(capsys):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("accounts.migrations.0002_normalise_emails")
+    plain, clash, owner = UserFactory(), UserFactory(), UserFactory(email="strasse@example.com")
+    # Rows an older release stored (bypassing today's save()).
+    User.objects.filter(pk=plain.pk).update(email="Old.User@Example.COM")
+    User.objects.filter(pk=clash.pk).update(email="\u017ftrasse@example.com")
+
+    migration.normalise(apps, None)
+
+    emails = dict(User.objects.values_list("pk", "email"))
+    assert emails[plain.pk] == "old.user@example.com"
+    assert emails[clash.pk] == "\u017ftrasse@example.com"  # its normal form is another account's
+    assert emails[owner.pk] == "strasse@example.com"
+    assert str(clash.pk) in capsys.readouterr().out
