@@ -232,7 +232,7 @@ end
 
 
 def sign_events(path: Path, secret: str, count: int) -> None:
-    from core.providers.payments.signing import signature_header
+    from payments.signing import signature_header
 
     run = secrets.token_hex(4)
     now = int(time.time())

@@ -6,4 +6,4 @@ class TasksMarketConfig(AppConfig):
     verbose_name = "Task marketplace"
 
     def ready(self) -> None:
-        from tasks_market import handlers  # noqa: F401 - registers the payment event handlers
+        from tasks_market import payment_events  # noqa: F401 - registers its payment event handlers

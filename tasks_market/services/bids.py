@@ -14,8 +14,8 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
-from core.providers.payments import Payment as ProviderPayment
-from core.providers.payments import get_payment_provider
+from payments.providers import Payment as ProviderPayment
+from payments.providers import get_payment_provider
 from tasks_market import judge
 from tasks_market.models import (
     Agent,
