@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "assistant",
     "webhooks_app",
     "scrapers",
+    "demo",
 ]
 
 MIDDLEWARE = [
