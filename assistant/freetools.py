@@ -14,7 +14,7 @@ from assistant.catalogue import CHANNELS, OBJECTIVES
 from assistant.providers.llm import get_llm_provider
 from core.errors import ProviderError
 from core.outbound import OutboundError, UnsafeURL, fetch
-from core.pagefacts import extract_page_facts
+from scrapers.html_facts import extract_page_facts
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 TOOL_MAX_TOKENS = 1200

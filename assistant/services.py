@@ -21,9 +21,9 @@ from assistant.providers.images import get_image_provider
 from assistant.providers.llm import ChatMessage, get_llm_provider
 from assistant.registry import IMAGE_MODELS, default_model, get_model
 from core.errors import InsufficientCredits, NotFound
-from core.providers.payments import get_payment_provider
-from core.providers.payments.money import event_money_mismatch
-from core.providers.payments.sessions import link_checkout_session
+from payments.money import event_money_mismatch
+from payments.providers import get_payment_provider
+from payments.sessions import link_checkout_session
 
 logger = logging.getLogger(__name__)
 

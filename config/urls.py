@@ -8,9 +8,9 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 
 from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
-from core.checkout_views import checkout
 from core.guide import guide_page
 from core.views import api_not_found
+from payments.views import checkout
 
 api_v1 = [
     path("", include("accounts.api.urls")),

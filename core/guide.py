@@ -21,6 +21,7 @@ PAGES = {
     "guide": ("guide.md", "API guide"),
     "decisions": ("decisions.md", "Decisions"),
     "operations": ("operations.md", "Operations"),
+    "architecture": ("architecture.md", "Architecture"),
 }
 _FILE_TO_PAGE = {filename: page for page, (filename, _title) in PAGES.items()}
 # Links between the Markdown files ("guide.md#retries") become links between the served pages.

@@ -6,4 +6,8 @@ class TasksMarketConfig(AppConfig):
     verbose_name = "Task marketplace"
 
     def ready(self) -> None:
-        from tasks_market import handlers  # noqa: F401 - registers the payment event handlers
+        from core.retention import log_pruner_register
+        from tasks_market import payment_events  # noqa: F401 - registers its payment event handlers
+        from tasks_market.retention import dispatch_logs_prune
+
+        log_pruner_register(dispatch_logs_prune)

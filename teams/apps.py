@@ -5,4 +5,4 @@ class TeamsConfig(AppConfig):
     name = "teams"
 
     def ready(self) -> None:
-        from teams import handlers  # noqa: F401  (registers the payment event handlers)
+        from teams import payment_events  # noqa: F401 - registers its payment event handlers

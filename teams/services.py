@@ -20,8 +20,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
-from core.providers.payments import Subscription, get_payment_provider
-from core.providers.payments.sessions import link_checkout_session
+from payments.providers import Subscription, get_payment_provider
+from payments.sessions import link_checkout_session
 from teams.models import Team, TeamStatus
 from webhooks_app.services import event_publish
 

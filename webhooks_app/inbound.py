@@ -29,8 +29,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from core.providers.payments import signing
-from webhooks_app import registry
+from payments import registry, signing
 from webhooks_app.models import (
     InboundDelivery,
     InboundEvent,

@@ -17,7 +17,7 @@ from brands.models import Brand, ResearchModule, TrackedGroupMember
 from brands.selectors.competitors import competitor_roster
 from brands.services.competitors import competitors_discover
 from core.outbound import OutboundError, UnsafeURL, fetch
-from core.pagefacts import extract_page_facts
+from scrapers.html_facts import extract_page_facts
 
 WEBSITE_MAX_BYTES = 2 * 1024 * 1024
 

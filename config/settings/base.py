@@ -87,12 +87,14 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "core",
     "accounts",
+    "payments",
     "brands",
     "tasks_market",
     "teams",
     "assistant",
     "webhooks_app",
     "scrapers",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -118,6 +120,8 @@ MIDDLEWARE = [
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 AUTH_USER_MODEL = "accounts.User"
+# The model of API keys (request.auth when a key authenticated): core.api.permissions refuses them by it.
+API_KEY_MODEL = "accounts.ApiKey"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 TEMPLATES = [

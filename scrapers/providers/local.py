@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
 from core.outbound import OutboundError, UnsafeURL, fetch
-from core.pagefacts import extract_page_facts
+from scrapers.html_facts import extract_page_facts
 from scrapers.models import LocalJobStatus, LocalScrapeJob
 from scrapers.providers.base import Progress, SnapshotNotFound, strip_nul
 

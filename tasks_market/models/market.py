@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from core.providers.payments import PaymentStatus as ProviderPaymentStatus
+from payments.providers import PaymentStatus as ProviderPaymentStatus
 
 # Currencies a budget or a bid may be in (ISO 4217, lower case): two decimals, except jpy (none).
 CURRENCIES = ("usd", "eur", "gbp", "cad", "aud", "nzd", "chf", "sek", "nok", "dkk", "pln", "jpy", "sgd", "inr")
@@ -132,7 +132,7 @@ class BidJudgement(models.Model):
 
 
 class PaymentStatus(models.TextChoices):
-    """The provider-neutral vocabulary of core.providers.payments.PaymentStatus (CONTRACT §8)."""
+    """The provider-neutral vocabulary of payments.providers.PaymentStatus (CONTRACT §8)."""
 
     REQUIRES_PAYMENT = ProviderPaymentStatus.REQUIRES_PAYMENT, "Requires payment"
     SUCCEEDED = ProviderPaymentStatus.SUCCEEDED, "Succeeded"  # secured, not paid out yet

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound
-from core.providers.payments import Payment as ProviderPayment
-from core.providers.payments import get_payment_provider
+from payments.providers import Payment as ProviderPayment
+from payments.providers import get_payment_provider
 from tasks_market import judge
 from tasks_market.models import (
     Agent,

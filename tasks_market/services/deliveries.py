@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
-from core.providers.payments import get_payment_provider
+from payments.providers import get_payment_provider
 from tasks_market.models import (
     Artefact,
     Delivery,

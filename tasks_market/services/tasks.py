@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
-from core.providers.payments import get_payment_provider
+from payments.providers import get_payment_provider
 from tasks_market.models import Bid, BidStatus, Payment, PaymentStatus, Task, TaskStatus
 from tasks_market.models.market import LIVE_BID_STATUSES, check_amount_places
 from tasks_market.services.errors import InvalidField

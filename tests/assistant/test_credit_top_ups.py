@@ -11,9 +11,9 @@ from django.db import connection
 from accounts.models import User
 from assistant.models import CreditTopUp, CreditTransaction
 from assistant.services import credits_adjust
-from core.models import LocalPayment
-from core.providers.payments.events import build_event
-from core.providers.payments.local import LocalPaymentProvider, payment_event_object
+from payments.events import build_event
+from payments.models import LocalPayment
+from payments.providers.local import LocalPaymentProvider, payment_event_object
 from tests.conftest import HttpsAPIClient, client_with_token, jwt_for
 from tests.factories import UserFactory
 

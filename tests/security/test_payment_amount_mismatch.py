@@ -13,7 +13,7 @@ import logging
 import pytest
 from django.test import Client
 
-from core.providers.payments.events import build_event
+from payments.events import build_event
 from tasks_market.models import Payment, Task
 from tests.tasks_market.conftest import place_bid, post_task, register_agent
 from webhooks_app.models import InboundEvent

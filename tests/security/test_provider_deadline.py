@@ -21,8 +21,8 @@ import pytest
 from assistant.providers.openai_http import OpenAIClient
 from core.errors import ProviderUnavailable
 from core.outbound import DeadlineTransport
-from core.providers.payments.events import build_event, send_event
-from core.providers.payments.stripe import StripePaymentProvider
+from payments.events import build_event, send_event
+from payments.providers.stripe import StripePaymentProvider
 from scrapers.providers.brightdata import BrightDataProvider
 from tests.security.conftest import serve
 

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from core.providers.payments.events import build_event
+from payments.events import build_event
 
 
 class Receiver:
@@ -138,7 +138,7 @@ def post_payment_event(
     api, event_type: str, provider_payment_id: str, *, created: int | None = None, event_id: str | None = None
 ):
     """A signed event about one of our payments, carrying its amount and currency as a provider's does."""
-    from core.providers.payments.money import to_minor
+    from payments.money import to_minor
     from tasks_market.models import Payment
 
     obj = {"id": provider_payment_id, "object": "payment_intent", "status": "succeeded", "metadata": {}}
@@ -156,7 +156,7 @@ def post_payment_event(
 
 def simulate_payment(api, provider_payment_id: str, outcome: str = "succeeded"):
     """The customer pays (or fails to) at the local provider, which signs the event we then receive."""
-    from core.providers.payments.local import LocalPaymentProvider
+    from payments.providers.local import LocalPaymentProvider
 
     _, event = LocalPaymentProvider().simulate_payment(provider_payment_id, outcome)
     return api.post(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from core.models import LocalPayment
+from payments.models import LocalPayment
 from tasks_market.models import Payment
 from tests.factories import UserFactory
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory, delivering_task, text_artefact

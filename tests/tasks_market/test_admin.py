@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from core.models import LocalPayment
+from payments.models import LocalPayment
 from tasks_market.models import Delivery, DeliveryAttempt, Payment, Task
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory, delivering_task
 

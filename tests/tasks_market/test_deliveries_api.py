@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.models import LocalPayment
+from payments.models import LocalPayment
 from tasks_market.models import Delivery, Payment, Task
 from tests.conftest import client_with_token, jwt_for
 from tests.tasks_market.factories import delivering_task, text_artefact

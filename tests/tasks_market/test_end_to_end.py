@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.models import LocalPayment
+from payments.models import LocalPayment
 from tasks_market.models import Delivery, Payment
 from tests.conftest import client_with_token, jwt_for
 from tests.factories import UserFactory

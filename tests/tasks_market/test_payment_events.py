@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from core.models import LocalPayment
+from payments.models import LocalPayment
 from tasks_market.models import Bid, Delivery, Payment, Task
 from tests.tasks_market.conftest import (
     place_bid,

@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connection
 
-from core.models import LocalPayment
+from payments.models import LocalPayment
 from tasks_market.models import Bid, Payment, Task
 from tests.conftest import client_with_token, jwt_for
 from tests.factories import UserFactory

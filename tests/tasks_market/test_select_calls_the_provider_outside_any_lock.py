@@ -12,8 +12,8 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from core.models import LocalPayment
-from core.providers.payments import get_payment_provider
+from payments.models import LocalPayment
+from payments.providers import get_payment_provider
 from tasks_market.models import Bid, Payment, Task
 from tests.conftest import client_with_token, jwt_for
 from tests.factories import UserFactory

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.models import LocalPayment
+from payments.models import LocalPayment
 from tasks_market.models import Bid, Payment, Task
 from tests.tasks_market.conftest import iso_in, place_bid, post_task, register_agent
 from tests.tasks_market.factories import TaskFactory, delivering_task

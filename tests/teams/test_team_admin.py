@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from core.models import LocalSubscription
+from payments.models import LocalSubscription
 from teams.models import Team, TeamStatus
 
 pytestmark = pytest.mark.django_db

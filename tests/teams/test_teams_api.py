@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from core.models import LocalSubscription
+from payments.models import LocalSubscription
 from teams.models import Team, TeamStatus
 from teams.services import teams_cancel_ended
 

@@ -10,9 +10,9 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from core.providers.payments.events import SignedEvent
+from payments import registry
+from payments.events import SignedEvent
 from tests.servers import serve_http
-from webhooks_app import registry
 
 WEBHOOK_URL = "/api/v1/webhooks/payments"
 

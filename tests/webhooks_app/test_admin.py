@@ -5,7 +5,7 @@ from django.db.models import F
 from django.test import Client
 
 from accounts.models import User
-from core.providers.payments.events import build_event
+from payments.events import build_event
 from tests.webhooks_app.conftest import handling, post_event
 from tests.webhooks_app.factories import WebhookSubscriptionFactory
 from webhooks_app.models import InboundEvent, WebhookAttempt, WebhookDelivery, WebhookEvent

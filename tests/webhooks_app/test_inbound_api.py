@@ -8,8 +8,8 @@ import pytest
 from django.db.models import F
 
 from accounts.models import User
-from core.providers.payments import signing
-from core.providers.payments.events import build_event
+from payments import signing
+from payments.events import build_event
 from tests.webhooks_app.conftest import WEBHOOK_URL, handling, post_event
 from webhooks_app.models import InboundDelivery, InboundEvent, InboundEventStatus
 

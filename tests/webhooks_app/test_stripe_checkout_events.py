@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from assistant.models import CreditTopUp
-from core.providers.payments.events import build_event
+from payments.events import build_event
 from tasks_market.models import Delivery, Payment, Task
 from teams.models import Team
 from tests.servers import serve_http

@@ -232,7 +232,7 @@ end
 
 
 def sign_events(path: Path, secret: str, count: int) -> None:
-    from core.providers.payments.signing import signature_header
+    from payments.signing import signature_header
 
     run = secrets.token_hex(4)
     now = int(time.time())
@@ -426,9 +426,9 @@ def main() -> int:
     from accounts.management.commands.ensure_demo_user import DEMO_EMAIL
     from accounts.models import User
     from brands.models import Brand
-    from core.management.commands.seed_demo import SHOWCASE_BRAND
     from core.models import RateLimitOverride
     from core.ratelimit import forget_overrides
+    from demo.management.commands.seed_demo import SHOWCASE_BRAND
     from tasks_market.models import Task, TaskStatus
 
     RateLimitOverride.objects.get_or_create(

@@ -9,7 +9,7 @@ from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.idempotency import idempotent
-from core.providers.payments import signing
+from payments import signing
 from webhooks_app import selectors
 from webhooks_app.api.serializers import (
     DeliveryQuery,

@@ -11,8 +11,8 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from core.checkout import CheckoutState, Choice, checkout_complete, checkout_page
 from core.errors import NotFound
+from payments.checkout import CheckoutState, Choice, checkout_complete, checkout_page
 
 # A used session is a conflict with what happened already; an expired or cancelled one is gone.
 _STATUS = {CheckoutState.OPEN: 200, CheckoutState.USED: 409, CheckoutState.EXPIRED: 410, CheckoutState.CANCELLED: 410}

@@ -58,8 +58,8 @@ from django.conf import settings
 
 from core.errors import ProviderError, ProviderUnavailable
 from core.outbound import DeadlineTransport
-from core.providers.payments.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
-from core.providers.payments.money import from_minor, normalise_currency, to_minor
+from payments.money import from_minor, normalise_currency, to_minor
+from payments.providers.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
 
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 DEADLINE = 30.0  # seconds for a whole call, however slowly Stripe answers (core.outbound.DeadlineTransport)

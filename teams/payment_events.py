@@ -7,8 +7,8 @@ the first `customer.subscription.*` event (its metadata `team_id`), whichever co
 
 from __future__ import annotations
 
+from payments.registry import ProviderEvent, payment_event_handler
 from teams import services
-from webhooks_app.registry import ProviderEvent, payment_event_handler
 
 
 def _period_end(obj: dict):

@@ -22,7 +22,7 @@ from django.conf import settings
 
 from core.errors import ProviderUnavailable
 from core.outbound import DeadlineTransport
-from core.providers.payments import signing
+from payments import signing
 
 _ID_ALPHABET = string.ascii_letters + string.digits
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)

@@ -11,12 +11,13 @@ import pytest
 from django.utils import timezone
 
 from core.errors import ProviderError, ProviderUnavailable
-from core.models import LocalPayment
-from core.providers.payments import get_payment_provider, signing
-from core.providers.payments.events import _is_loopback, build_event
-from core.providers.payments.local import LocalPaymentProvider
-from core.providers.payments.money import from_minor, to_minor
-from core.providers.payments.stripe import StripePaymentProvider
+from payments import signing
+from payments.events import _is_loopback, build_event
+from payments.models import LocalPayment
+from payments.money import from_minor, to_minor
+from payments.providers import get_payment_provider
+from payments.providers.local import LocalPaymentProvider
+from payments.providers.stripe import StripePaymentProvider
 
 pytestmark = pytest.mark.django_db
 

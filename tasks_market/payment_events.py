@@ -10,13 +10,13 @@ that expires unpaid (`checkout.session.expired`) is a failed payment: the task o
 
 from __future__ import annotations
 
+from payments.registry import EventRejected, ProviderEvent, payment_event_handler
 from tasks_market.services.payments import (
     PaymentMismatch,
     payment_apply_failed,
     payment_apply_succeeded,
     payment_link_intent,
 )
-from webhooks_app.registry import EventRejected, ProviderEvent, payment_event_handler
 
 # The event's minor-unit amounts that must equal the payment's, by event type.
 _AMOUNT_FIELDS = {

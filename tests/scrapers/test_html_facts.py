@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from core.pagefacts import extract_page_facts
+from scrapers.html_facts import extract_page_facts
 
 PAGE = """<!doctype html>
 <html><head>

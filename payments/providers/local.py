@@ -1,8 +1,8 @@
 """The `local` payment provider: a real provider whose state is in our own database.
 
-It keeps payment intents and subscriptions (core.models.LocalPayment / LocalSubscription), answers
+It keeps payment intents and subscriptions (payments.models.LocalPayment / LocalSubscription), answers
 with Stripe-like ids, and gives each one a hosted checkout page on this server (`checkout_url`,
-`/checkout/{session}`, core.checkout). The customer paying there, or `manage.py payments_simulate`,
+`/checkout/{session}`, payments.checkout). The customer paying there, or `manage.py payments_simulate`,
 settles them through `simulate_payment()` / `simulate_subscription()`, which change its state and
 build the matching signed provider event for our own webhook. Event objects look like
 Stripe's: amounts in minor units, Stripe's status words, Unix timestamps.
@@ -25,10 +25,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.errors import ProviderError
-from core.models import LocalCheckoutSession, LocalPayment, LocalSubscription
-from core.providers.payments.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
-from core.providers.payments.events import SignedEvent, build_event, provider_id
-from core.providers.payments.money import from_minor, normalise_currency, to_minor
+from payments.events import SignedEvent, build_event, provider_id
+from payments.models import LocalCheckoutSession, LocalPayment, LocalSubscription
+from payments.money import from_minor, normalise_currency, to_minor
+from payments.providers.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
 
 PERIOD = timedelta(days=30)
 # As long as Stripe keeps a Checkout Session open.

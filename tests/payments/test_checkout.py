@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from core.models import LocalCheckoutSession, LocalPayment, LocalSubscription
+from payments.models import LocalCheckoutSession, LocalPayment, LocalSubscription
 from tasks_market.models import Bid, Payment, Task
 from teams.models import Team
 from tests.tasks_market.conftest import Receiver, selected_task

@@ -11,9 +11,9 @@ import pytest
 from django.db import connection
 
 from core.errors import ProviderError, ProviderUnavailable
-from core.models import LocalPayment, LocalSubscription
-from core.providers.payments.local import LocalPaymentProvider
-from core.providers.payments.stripe import StripePaymentProvider
+from payments.models import LocalPayment, LocalSubscription
+from payments.providers.local import LocalPaymentProvider
+from payments.providers.stripe import StripePaymentProvider
 
 local = LocalPaymentProvider()
 

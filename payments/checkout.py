@@ -17,11 +17,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import NotFound, ProviderError, ProviderUnavailable
-from core.models import LocalCheckoutSession
-from core.providers.payments.base import PaymentStatus, SubscriptionStatus
-from core.providers.payments.events import SignedEvent, send_event
-from core.providers.payments.local import LocalPaymentProvider
-from core.providers.payments.money import from_minor
+from payments.events import SignedEvent, send_event
+from payments.models import LocalCheckoutSession
+from payments.money import from_minor
+from payments.providers.base import PaymentStatus, SubscriptionStatus
+from payments.providers.local import LocalPaymentProvider
 
 logger = logging.getLogger(__name__)
 

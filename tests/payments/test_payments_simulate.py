@@ -9,9 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from core.models import LocalPayment
-from core.providers.payments.local import LocalPaymentProvider
-from webhooks_app import registry
+from payments import registry
+from payments.models import LocalPayment
+from payments.providers.local import LocalPaymentProvider
 from webhooks_app.models import InboundEvent
 
 

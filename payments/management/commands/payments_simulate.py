@@ -4,8 +4,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import ProviderError, ProviderUnavailable
-from core.providers.payments.events import send_event
-from core.providers.payments.local import PAYMENT_OUTCOMES, SUBSCRIPTION_OUTCOMES, LocalPaymentProvider
+from payments.events import send_event
+from payments.providers.local import PAYMENT_OUTCOMES, SUBSCRIPTION_OUTCOMES, LocalPaymentProvider
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from core.errors import ProviderError, ProviderUnavailable
-from core.providers.payments.stripe import StripePaymentProvider
+from payments.providers.stripe import StripePaymentProvider
 
 NOW = 1_900_000_000
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from webhooks_app import registry
+from payments import registry
 
 
 def test_the_decorator_registers_one_handler_for_several_types_and_unregister_removes_it():

@@ -13,7 +13,7 @@ from assistant.services import (
     credit_top_up_apply_succeeded,
     credit_top_up_link_intent,
 )
-from webhooks_app.registry import EventRejected, ProviderEvent, payment_event_handler
+from payments.registry import EventRejected, ProviderEvent, payment_event_handler
 
 KIND = "credit_top_up"  # metadata["kind"] of a top-up's payment
 

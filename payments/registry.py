@@ -1,8 +1,11 @@
-"""Handlers for inbound payment-provider events, by event type.
+"""How domain apps react to settled payments: handlers for payment-provider events, by event type.
 
-Domain apps register from their AppConfig.ready() and import nothing else from webhooks_app:
+The one interface between payments and the domain apps (see docs/architecture.md#payment-events).
+Each domain app keeps its handlers in its own `payment_events.py`, imported from its AppConfig.ready();
+payments never imports a domain app, and the webhook intake (webhooks_app.inbound) runs whatever
+registered for an event's type:
 
-    from webhooks_app.registry import ProviderEvent, payment_event_handler
+    from payments.registry import ProviderEvent, payment_event_handler
 
     @payment_event_handler("payment_intent.succeeded")
     def on_payment_succeeded(event: ProviderEvent) -> None: ...

@@ -1,1 +1,0 @@
-"""External services shared by several apps, each behind a small interface with a real local default."""
