@@ -31,6 +31,7 @@ from rest_framework_simplejwt.utils import datetime_from_epoch, get_md5_hash_pas
 from accounts.models import ApiKey, User, normalise_email
 from assistant.services import credits_grant_signup
 from core.api.validation import RequestValidationError, error
+from core.enqueue import enqueue_after_commit
 from core.errors import Conflict, InputRejected, NotFound
 
 logger = logging.getLogger(__name__)
@@ -179,17 +180,8 @@ def password_reset_token_make(*, user: User) -> str:
 def password_reset_request(*, email: str) -> None:
     """Queue the reset mail for this address, after commit, whether or not an account has it: the
     request does the same work for every address, so neither its answer nor its timing tells."""
-    normal = normalise_email(email)
-    transaction.on_commit(lambda: _password_reset_enqueue(normal))
-
-
-def _password_reset_enqueue(email: str) -> None:
-    from accounts.tasks import password_reset_mail
-
-    try:
-        password_reset_mail.apply_async(args=[email], retry=False)
-    except Exception:  # the broker is down: the answer stays 202; the user asks again
-        logger.warning("Could not queue a password reset mail", exc_info=True)
+    # An unreachable broker is logged by the helper; the answer stays 202 and the user asks again.
+    enqueue_after_commit("accounts.tasks.password_reset_mail", normalise_email(email))
 
 
 def password_reset_mail_send(*, email: str) -> bool:

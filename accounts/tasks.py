@@ -3,6 +3,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.core.management import call_command
 
+from accounts.services import password_reset_mail_send
+
 
 @shared_task(name="accounts.tasks.flush_expired_tokens")
 def flush_expired_tokens() -> None:
@@ -13,6 +15,4 @@ def flush_expired_tokens() -> None:
 @shared_task(name="accounts.tasks.password_reset_mail")
 def password_reset_mail(email: str) -> None:
     """Mail a reset token if an account has this address; every address is queued alike (no enumeration)."""
-    from accounts.services import password_reset_mail_send
-
     password_reset_mail_send(email=email)
