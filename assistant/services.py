@@ -229,7 +229,7 @@ def credit_top_up_apply_succeeded(
     payment that had failed and is then paid (a retry at the provider) is credited too.
 
     `amounts` (the event's minor-unit amounts by field) and `currency` must be the top-up's, as for
-    task payments (issue 14 row 8): otherwise nothing is credited, the refusal is logged at ERROR and
+    task payments: otherwise nothing is credited, the refusal is logged at ERROR and
     TopUpMismatch raised. `amounts=None` (our own callers) skips the check.
     """
     if amounts is not None:

@@ -1,4 +1,4 @@
-"""Name and domain normalisation, and the fuzzy duplicate rule for competitor names (CONTRACT §11).
+"""Name and domain normalisation, and the fuzzy duplicate rule for competitor names (docs/decisions.md#domain-rules).
 
 Two names are the same competitor when their normalised forms are equal, or when rapidfuzz's
 `token_sort_ratio` of the normalised forms is at least 90. Normalising: casefold, strip accents, a
@@ -178,9 +178,9 @@ class NameIndex:
     candidates scored in C: names that share a trade word ("Kalomi Running", "Torexa Running") share
     the parts inside it, and no exact filter of this kind can tell them apart at 90 on strings this
     short. On the bench's names, merging 8,000 kit names costs ~4x what 2,000 do, and serving the
-    roster 3.2-3.3x (issue 14 row 11, tests/security/test_competitor_merge_scaling.py; quadratic
-    before). `token_sort_ratio(a, b)` equals `ratio` of the token-sorted strings, so keys are
-    token-sorted once here instead of on every comparison.
+    roster 3.2-3.3x (tests/security/test_competitor_merge_scaling.py; quadratic before).
+    `token_sort_ratio(a, b)` equals `ratio` of the token-sorted strings, so keys are token-sorted once here
+    instead of on every comparison.
     """
 
     def __init__(self, keys: Iterable[str] = ()) -> None:

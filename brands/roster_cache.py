@@ -1,4 +1,5 @@
-"""The merged competitors roster, kept per brand in the cache as ready JSON bytes (issue 16).
+"""The merged competitors roster, kept per brand in the cache as ready JSON bytes
+(docs/decisions.md#domain-rules, "Cache").
 
 A roster is cached under two generations: the brand's own (its competitors, overrides, kits,
 tracked groups and the brand row) and a shared one (competitor seeds and advertisers, which many

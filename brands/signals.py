@@ -1,4 +1,4 @@
-"""Cache invalidation only (no business rules here, STYLE.md): ORM saves and deletes of what a
+"""Cache invalidation only (no business rules here: they live in services): ORM saves and deletes of what a
 competitors roster is built from mark the cached roster stale after commit (brands.roster_cache).
 Bulk writes send no signals; the services that make them call roster_cache themselves."""
 

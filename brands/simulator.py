@@ -1,4 +1,4 @@
-"""The ad-spend simulator (CONTRACT §11): a pure function, no I/O.
+"""The ad-spend simulator (docs/decisions.md#domain-rules): a pure function, no I/O.
 
 Diminishing returns on a logarithmic curve through today's budget B: at b = B it gives today's
 clicks (B / cpc), and doubling the budget adds the same number of clicks again, not twice as many.

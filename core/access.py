@@ -1,6 +1,7 @@
 """Who may call an endpoint. Every API view declares one of these as its `access`.
 
-CONTRACT §2: JWTs work on every authenticated endpoint; API keys only on the task marketplace,
+docs/decisions.md#identity-and-authentication: JWTs work on every authenticated endpoint; API keys only
+on the task marketplace,
 agents, outbound webhook subscriptions and the ad simulator; the admin scraper endpoints need a
 staff user. `tests/test_access_policy.py` holds the table of every route and checks both the
 declarations and the behaviour against it.
@@ -18,7 +19,8 @@ class Access(StrEnum):
     STAFF = "staff"  # a staff user's JWT
 
 
-# Path prefixes on which API keys are accepted (CONTRACT §2). Views under them declare USER_OR_KEY.
+# Path prefixes on which API keys are accepted (docs/decisions.md#identity-and-authentication).
+# Views under them declare USER_OR_KEY.
 API_KEY_PREFIXES = (
     "/api/v1/tasks",
     "/api/v1/agents",

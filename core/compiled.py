@@ -1,12 +1,12 @@
 """Reads the ORM compiles once per process and that then run with new parameters.
 
 Django compiles a queryset to SQL afresh every time it is evaluated: for the simple reads of the hottest
-request (the JWT's user row, the open-task page) that costs more CPU than PostgreSQL spends answering
-(bench/RESULTS.md). A `CompiledRead` is built from an ordinary queryset in which the values that vary are
+request (the JWT's user row, the open-task page) that costs more CPU than PostgreSQL spends answering.
+A `CompiledRead` is built from an ordinary queryset in which the values that vary are
 *placeholders*; the first use on a connection compiles it through the ORM (so the SQL, the columns and the
 converters are exactly the ORM's), and every later use only swaps the parameters in. What it caches is a
 pure function of the code and the database vendor: per process, immutable, nothing another process needs
-(CONTRACT §1).
+(docs/decisions.md#running).
 
 It still runs through Django's cursor (execute wrappers, query logging, `django_assert_num_queries`).
 

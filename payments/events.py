@@ -1,4 +1,5 @@
-"""Provider events as the payment provider sends them (CONTRACT §9), built and sent separately.
+"""Provider events as the payment provider sends them (docs/decisions.md#payments-webhook-inbound), built
+and sent separately.
 
 `build_event()` makes the exact bytes and headers of one signed event, so tests can post it through
 the test client and other apps can reuse it; `send_event()` posts it to our own webhook. The shape

@@ -1,4 +1,4 @@
-"""The `Payments-Signature` header of provider events (CONTRACT §9).
+"""The `Payments-Signature` header of provider events (docs/decisions.md#payments-webhook-inbound).
 
     Payments-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>[,v1=<hex>...]
 

@@ -18,7 +18,7 @@ FINAL_STATUSES = (SnapshotStatus.READY, SnapshotStatus.FAILED)
 
 
 def snapshot_status_for(provider_status: str) -> SnapshotStatus:
-    """CONTRACT §8: the provider's ready → ready; failed/canceled → failed; anything else is still running.
+    """docs/decisions.md#states: the provider's ready → ready; failed/canceled → failed; anything else is still running.
 
     Providers use several words for "not done yet" (starting, running, collecting, digesting,
     building, scheduled); an unknown word is not a reason to give up on a snapshot, so it counts as running.

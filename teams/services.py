@@ -178,8 +178,8 @@ def team_unsubscribe(*, team_id, owner) -> Team:
 
 
 def team_reactivate(*, team_id, owner) -> Team:
-    """Reverse an unsubscribe before the period ends (SPEC). Of concurrent reactivations one claims the
-    team and asks the provider; the others find it claimed (409)."""
+    """Reverse an unsubscribe before the period ends (docs/decisions.md#states). Of concurrent
+    reactivations one claims the team and asks the provider; the others find it claimed (409)."""
     team = _owned(team_id=team_id, owner=owner)
     now = timezone.now()
     ends_at = team.subscription_ends_at

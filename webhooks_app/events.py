@@ -1,4 +1,5 @@
-"""The outbound event types a subscription may ask for (CONTRACT §10, plus the team lifecycle)."""
+"""The outbound event types a subscription may ask for: those of
+docs/decisions.md#outbound-webhooks-and-agent-dispatch, plus the team lifecycle."""
 
 from __future__ import annotations
 

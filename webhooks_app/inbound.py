@@ -1,4 +1,4 @@
-"""Inbound payment-provider events (CONTRACT §9): verify, store, apply at most once.
+"""Inbound payment-provider events (docs/decisions.md#payments-webhook-inbound): verify, store, apply at most once.
 
 Every correctly signed POST is stored whole as an InboundDelivery before it is processed; a refused
 one (unsigned, badly signed, too large) only as a small row without its body or headers. A verified event is kept
@@ -99,7 +99,7 @@ def inbound_receive(*, body: bytes | None, headers: Mapping[str, str], remote_ip
     The signature is checked before anything is stored: a refused delivery (too large, unsigned,
     badly signed) leaves one small row (time, remote address, size, reason) and neither its body nor
     its headers, so unsigned traffic cannot fill the database. A correctly signed one is stored whole
-    before it is processed (CONTRACT §9).
+    before it is processed (docs/decisions.md#payments-webhook-inbound).
     """
     refused = _refusal(body, headers)
     if refused is not None:

@@ -1,4 +1,5 @@
-"""Inbound payment-provider events (CONTRACT §9) and outbound webhooks (CONTRACT §10)."""
+"""Inbound payment-provider events (docs/decisions.md#payments-webhook-inbound) and outbound webhooks
+(docs/decisions.md#outbound-webhooks-and-agent-dispatch)."""
 
 from __future__ import annotations
 

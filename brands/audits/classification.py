@@ -1,6 +1,7 @@
 """Brand classification by keyword rules over the brand's and its kits' own words.
 
-The result is SPEC's versioned multi-label object: `industries` (what the brand sells or does),
+The result is the versioned multi-label object of the brand's `classification` field: `industries`
+(what the brand sells or does),
 `business_models` (how it operates), the `primary_industry`, and `needs_review` when the text
 gave too little to go on (nothing matched, or the top two industries tie).
 """

@@ -9,7 +9,7 @@ from django.db import models
 
 
 class ResearchModule(models.TextChoices):
-    """Brand-intelligence modules. The research items come in this order (CONTRACT §11); the same
+    """Brand-intelligence modules. The research items come in this order (docs/decisions.md#domain-rules); the same
     names are the modules a tracked group can extend to and the audits a team can declare."""
 
     COMPETITORS = "competitors", "Competitors"
@@ -40,7 +40,7 @@ class Brand(models.Model):
     description = models.TextField(blank=True)
     country = models.CharField(max_length=64, blank=True)
     social_links = models.JSONField(default=dict, blank=True)
-    # Written by the brand_classification audit (SPEC's versioned multi-label object); null until then.
+    # Written by the brand_classification audit (a versioned multi-label object); null until then.
     brand_classification = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

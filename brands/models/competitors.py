@@ -1,4 +1,4 @@
-"""Competitors: a shared seed layer and each brand's copies of it (CONTRACT §11).
+"""Competitors: a shared seed layer and each brand's copies of it (docs/decisions.md#domain-rules).
 
 A seed is a discovered competitor record for a target domain. Public seeds (no owner) are shared by
 every brand with that domain; private seeds belong to one user and are seen only by that user's
@@ -140,7 +140,7 @@ class BrandCompetitor(CompetitorData):
     removed = models.BooleanField(default=False)
     removed_at = models.DateTimeField(null=True, blank=True)
     # Taken into the roster although the seed layer does not list it for this brand: a manual row,
-    # or a discovery adopted from elsewhere (SPEC rule 2: not proof of a manual action).
+    # or a discovery adopted from elsewhere (docs/decisions.md#competitor-rows, rule 2: not proof of a manual action).
     added = models.BooleanField(default=False)
     edited_fields = models.JSONField(default=list, blank=True)
 

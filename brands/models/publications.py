@@ -1,4 +1,4 @@
-"""Publications: a creative published to, or saved at, a social platform (CONTRACT §8)."""
+"""Publications: a creative published to, or saved at, a social platform (docs/decisions.md#states)."""
 
 from __future__ import annotations
 

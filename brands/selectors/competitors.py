@@ -1,4 +1,4 @@
-"""A brand's competitor roster: seed layer + the brand's copies + brand-kit names (CONTRACT §11).
+"""A brand's competitor roster: seed layer + the brand's copies + brand-kit names (docs/decisions.md#domain-rules).
 
 - Seed rows: the seeds for the brand's domain (public ones, and the owner's private ones), each
   read through the brand's copy of it when there is one: a field named in the copy's
@@ -51,7 +51,7 @@ def kit_row_id(kit_id: UUID, name_key: str) -> UUID:
 
 
 def _kit_row_json(brand: Brand, kit_id: UUID, created_at: datetime, updated_at: datetime, name: str, key: str) -> str:
-    """A brand_kit row: name and identity only (SPEC rule 4)."""
+    """A brand_kit row: name and identity only (docs/decisions.md#competitor-rows, rule 4)."""
     row: dict[str, Any] = {
         "brand_id": str(brand.id),
         "name": name,
@@ -81,11 +81,11 @@ KitNames = tuple[UUID, list[str], datetime, datetime]  # a kit's id, competitor_
 
 
 def merge_kit_names(discovered_keys: Iterable[str], kits: Iterable[KitNames]) -> list[tuple[str, ...]]:
-    """CONTRACT §11's merge, as a pure function of its inputs: the kit names (kits oldest first)
-    that duplicate neither a discovered row (the discovered row wins) nor an earlier kit name, as
+    """The roster merge (docs/decisions.md#domain-rules) as a pure function of its inputs: the kit names
+    (kits oldest first) that duplicate neither a discovered row (the discovered row wins) nor an earlier kit name, as
     sort-ready tuples (casefolded name, row id, name, key, kit id, created_at, updated_at) in roster
-    order. Building and querying brands.matching.NameIndex is about linear in the names (issue 14
-    row 11); the result depends on nothing else, so it can be cached per input."""
+    order. Building and querying brands.matching.NameIndex is about linear in the names;
+    the result depends on nothing else, so it can be cached per input."""
     index = NameIndex(discovered_keys)
     kit_rows = []
     for kit_id, names, created_at, updated_at in kits:
@@ -101,7 +101,7 @@ def merge_kit_names(discovered_keys: Iterable[str], kits: Iterable[KitNames]) ->
 
 def competitor_roster_json(brand: Brand, *, removed: bool = False) -> str:
     """The roster as a JSON array: the active roster, or (removed=True) only the removed seed rows
-    (SPEC rule 3)."""
+    (docs/decisions.md#competitor-rows, rule 3)."""
     discovered: list[Row] = sorted(
         discovered_rows(brand, removed=removed), key=lambda r: (not r.is_starred, r.name.casefold(), r.tiebreak)
     )

@@ -1,4 +1,4 @@
-"""The research status of a brand: six items in CONTRACT §11's order, plus social readiness."""
+"""The research status of a brand: six items in the order of docs/decisions.md#domain-rules, plus social readiness."""
 
 from __future__ import annotations
 

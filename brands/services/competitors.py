@@ -4,7 +4,7 @@ Seed-backed rows change only through the brand's copy of the seed, which records
 (`override`); the seed itself is never edited by a brand. Brand-kit rows are name-only: every
 write to one is a 409 `name_only` (change the kit's `competitor_names` instead). A removed seed row
 is kept and listed under `?removed=true` until restored. A manual row has no seed to fall back
-on, so removing it deletes it (CONTRACT §7 leaves this open).
+on, so removing it deletes it (decided here; the interface leaves it open).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _copy_for_seed(brand: Brand, seed: CompetitorSeed, *, added: bool = False) -
 
 @transaction.atomic
 def competitor_add(*, owner, brand_id: UUID, data: dict[str, Any]) -> dict[str, Any]:
-    """A manual row: `override.added` and `analysis_data.added_manually` (SPEC rule 2)."""
+    """A manual row: `override.added` and `analysis_data.added_manually` (docs/decisions.md#competitor-rows, rule 2)."""
     brand = brand_of(owner, brand_id, lock=True)
     if active_discovered_names(brand).match(normalize_name(data["name"])) is not None:
         raise DuplicateCompetitor()
@@ -165,7 +165,7 @@ def competitor_restore(*, owner, brand_id: UUID, competitor_id: UUID) -> dict[st
 def _adopt_kit_names(brand: Brand) -> list[str]:
     """Kit names that no discovered row covers yet are looked up in the whole seed layer visible to
     the owner (seeds found for other domains); a hit is adopted as a full-data row, `added` but not
-    `added_manually` (SPEC rule 2). A seed the brand removed is not adopted again."""
+    `added_manually` (docs/decisions.md#competitor-rows, rule 2). A seed the brand removed is not adopted again."""
     present = active_discovered_names(brand)
     keys = {}
     for kit in brand.kits.all():

@@ -1,4 +1,4 @@
-"""Writes for brand intelligence: advertisers and tracked groups (CONTRACT §11).
+"""Writes for brand intelligence: advertisers and tracked groups (docs/decisions.md#domain-rules).
 
 A group's shared membership (member rows with module "") is what every module in
 `shared_modules` sees. Removing a module from `shared_modules` forks it: today's shared members
@@ -32,7 +32,7 @@ def advertisers_for_domains(
 
     A created advertiser is named from `system_names` (names the system vouches for, e.g. a
     competitor seed's) or after its domain: a name a user typed never reaches the shared row, where
-    every other user would see it (issue 14 row 7). An existing advertiser keeps its name."""
+    every other user would see it. An existing advertiser keeps its name."""
     domains = list(dict.fromkeys(domains))
     if not domains:
         return {}

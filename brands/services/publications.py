@@ -1,4 +1,4 @@
-"""Publications (CONTRACT §8): preflight → queued (confirm) → processing → succeeded | failed |
+"""Publications (docs/decisions.md#states): preflight → queued (confirm) → processing → succeeded | failed |
 needs_attention; preflight/queued → cancelled (cancel, or `expires_at` passed).
 
 Every transition is a conditional UPDATE on the current status, so of two racing requests one wins

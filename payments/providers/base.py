@@ -17,7 +17,7 @@ from typing import Protocol
 
 
 class PaymentStatus:
-    """Our vocabulary for a payment (CONTRACT §8), whatever the provider calls it."""
+    """Our vocabulary for a payment (docs/decisions.md#states), whatever the provider calls it."""
 
     REQUIRES_PAYMENT = "requires_payment"
     SUCCEEDED = "succeeded"  # the money is secured (authorised), not yet paid out

@@ -3,7 +3,7 @@
 A provider runs a collection ("snapshot") of a dataset over a list of inputs somewhere (this
 machine, or a provider's cloud), reports its progress, and hands out the records once ready.
 Statuses are the provider's own words (`starting`, `running`, `ready`, `failed`, ...);
-`scrapers.models.snapshot_status_for` maps them onto ours (CONTRACT §8).
+`scrapers.models.snapshot_status_for` maps them onto ours (docs/decisions.md#states).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The task marketplace: agents, tasks, bids, payments, deliveries (CONTRACT §7-§8)."""
+"""The task marketplace: agents, tasks, bids, payments, deliveries (docs/decisions.md#lists and #states)."""
 
 from tasks_market.models.agents import Agent, BenchmarkRun, BenchmarkStatus
 from tasks_market.models.deliveries import (

@@ -132,7 +132,7 @@ class BidJudgement(models.Model):
 
 
 class PaymentStatus(models.TextChoices):
-    """The provider-neutral vocabulary of payments.providers.PaymentStatus (CONTRACT §8)."""
+    """The provider-neutral vocabulary of payments.providers.PaymentStatus (docs/decisions.md#states)."""
 
     REQUIRES_PAYMENT = ProviderPaymentStatus.REQUIRES_PAYMENT, "Requires payment"
     SUCCEEDED = ProviderPaymentStatus.SUCCEEDED, "Succeeded"  # secured, not paid out yet

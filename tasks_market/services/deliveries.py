@@ -215,7 +215,7 @@ def delivery_request_revision(*, user, task_id: UUID, feedback: str) -> Delivery
 
 @transaction.atomic
 def delivery_retry(*, task_id: UUID, user=None, now=None) -> Delivery:
-    """Retry the dispatch (CONTRACT §8): the poster or the winning agent's owner (`user=None`: staff).
+    """Retry the dispatch (docs/decisions.md#states): the poster or the winning agent's owner (`user=None`: staff).
 
     202 material when the delivery is pending or failed, or dispatched and stuck past
     DELIVERY_STUCK_AFTER; otherwise InvalidState (409). A new attempt is queued under the claim.

@@ -1,4 +1,5 @@
-"""Outbound events (CONTRACT §10) of the marketplace, sent to everyone the change concerns."""
+"""Outbound events of the marketplace, sent to everyone the change concerns
+(docs/decisions.md#outbound-webhooks-and-agent-dispatch)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""Payments follow the provider's events (payment_intent.succeeded / .payment_failed, CONTRACT §9).
+"""Payments follow the provider's events (payment_intent.succeeded / .payment_failed,
+docs/decisions.md#payments-webhook-inbound).
 
 The handlers run inside the webhook's transaction; the inbound layer has already dropped duplicates
 and events older than one applied to the same payment. Each function checks the current state
 and only moves forward, so an event arriving twice or late changes nothing.
 
 A success is applied only when the event's amount (minor units: `amount`, and `amount_received`
-when present) and currency are the payment's (issue 14 row 8). A mismatch is recorded on the payment
+when present) and currency are the payment's. A mismatch is recorded on the payment
 (`mismatch_reason`, `mismatch_event_id`, `mismatch_at`), logged at ERROR, applies nothing (the task
 keeps waiting for its payment) and raises PaymentMismatch after the record is written, so the
 webhook marks the event `rejected`. Failures carry no money and are not checked.
