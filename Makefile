@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 ## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults)
 run: $(VENV)/.deps-run
-	HOST=$(HOST) PORT=$(PORT) scripts/run.sh
+	exec env HOST=$(HOST) PORT=$(PORT) scripts/run.sh
 
 ## serve: the production shape: gunicorn (gthread, 2 x cores workers), Celery workers and one beat, with
 ## config.settings.production on the PostgreSQL and Redis of DATABASE_URL / REDIS_URL (required, with
