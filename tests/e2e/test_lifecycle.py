@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from tests.e2e.faults_support import _processes_of, wait_until
-from tests.e2e.harness import ROOT, Server, _base_env, _testenv, free_port
+from tests.e2e.harness import PYTHON, ROOT, Server, _alive, _base_env, _testenv, free_port
 
 RUN_STOP_SECONDS = 10
 SERVE_GONE_SECONDS = 35
@@ -186,3 +186,62 @@ def test_serve_roles_web_starts_no_worker_nor_beat_and_migrates_nothing(tmp_path
         assert "release:" not in log and "Applying " not in log
         with psycopg.connect(empty, connect_timeout=5) as conn:
             assert conn.execute("SELECT to_regclass('django_migrations')").fetchone()[0] is None
+
+
+# --- scripts/supervise.py on its own (seconds, no server) --------------------------------------------------
+
+
+def _supervise(tmp_path: Path, *children: str, **env: str) -> subprocess.Popen:
+    log = (tmp_path / "supervise.log").open("wb")
+    full_env = {**os.environ, "VAR_DIR": str(tmp_path), "SUPERVISE_STOP_TIMEOUT": "1", **env}
+    return subprocess.Popen(
+        [PYTHON, str(ROOT / "scripts" / "supervise.py"), *children],
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def test_supervise_restarts_a_crashed_child_with_a_back_off(tmp_path):
+    process = _supervise(tmp_path, "worker:restart", "sh -c 'exit 3'", "web:required", "sleep 30")
+    try:
+        log = tmp_path / "supervise.log"
+        wait_until(lambda: log.read_text().count("worker started") >= 3, "two restarts of the worker", 10, 0.05)
+        text = log.read_text()
+        assert "worker exited with status 3" in text
+        assert "worker will be restarted in 1 s" in text and "worker will be restarted in 2 s" in text
+        os.kill(process.pid, signal.SIGTERM)
+        assert process.wait(timeout=5) == 0
+        assert "web exited with status -15" in log.read_text()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_supervise_escalates_a_stop_that_stalls_and_says_so(tmp_path):
+    stubborn = "sh -c 'trap \"\" TERM QUIT; while :; do sleep 0.1; done'"
+    process = _supervise(tmp_path, "worker:restart", stubborn, "web:required", "sleep 30")
+    try:
+        log = tmp_path / "supervise.log"
+        wait_until(lambda: "web started" in log.read_text(), "the children to start", 5, 0.05)
+        started = time.monotonic()
+        os.kill(process.pid, signal.SIGTERM)
+        assert process.wait(timeout=15) == 1  # not a clean stop
+        assert time.monotonic() - started < 8
+        text = log.read_text()
+        assert "still running after 1 s: SIGQUIT" in text and "SIGKILL to its process group" in text
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_a_killed_supervisor_takes_its_children_with_it(tmp_path):
+    process = _supervise(tmp_path, "web:required", f"sleep 3{os.getpid() % 1000}")
+    log = tmp_path / "supervise.log"
+    wait_until(lambda: "web started (pid" in log.read_text(), "the child to start", 5, 0.05)
+    child = int(log.read_text().split("web started (pid ", 1)[1].split(")", 1)[0])
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=5)
+    wait_until(lambda: not _alive(child), "the child to stop with its parent (PR_SET_PDEATHSIG)", 5, 0.05)
