@@ -41,7 +41,8 @@ echo "------------------------------------------------------------------"
 # scripts/supervise.py runs the three as one unit: a crashed worker or beat is restarted, Ctrl-C, SIGTERM
 # or a closed terminal stops all of them (docs/operations.md, "Processes and signals").
 export SHUTDOWN_DRAIN_SECONDS=${SHUTDOWN_DRAIN_SECONDS:-0}
+# Commands are strings split like a shell would (shlex): paths are quoted with printf %q.
 exec "$PY" scripts/supervise.py \
   worker:restart "$PY -m celery -A config worker --loglevel=INFO --concurrency=2 --without-gossip --without-mingle" \
-  beat:restart "$PY -m celery -A config beat --loglevel=INFO --schedule=$VAR_DIR/celerybeat-schedule" \
-  web:required "$PY manage.py serve_tls --host $HOST --port $PORT --cert $VAR_DIR/dev-cert.pem --key $VAR_DIR/dev-key.pem"
+  beat:restart "$PY -m celery -A config beat --loglevel=INFO --schedule=$(printf %q "$VAR_DIR/celerybeat-schedule")" \
+  web:required "$PY manage.py serve_tls --host $HOST --port $PORT --cert $(printf %q "$VAR_DIR/dev-cert.pem") --key $(printf %q "$VAR_DIR/dev-key.pem")"

@@ -76,7 +76,7 @@ if has_role beat; then
   # Exactly one beat for the whole deployment: it only sends the periodic messages; workers run them.
   echo "Celery:  beat (exactly one per deployment)"
   connections=$((connections + 1))
-  children+=(beat:restart "$PY -m celery -A config --quiet beat --loglevel=INFO --schedule=$VAR_DIR/celerybeat-schedule-production")
+  children+=(beat:restart "$PY -m celery -A config --quiet beat --loglevel=INFO --schedule=$(printf %q "$VAR_DIR/celerybeat-schedule-production")")
 fi
 # Each thread and process keeps its own PostgreSQL connection (CONN_MAX_AGE); docs/operations.md says
 # what max_connections a deployment needs.
