@@ -9,18 +9,24 @@ PYTEST_ARGS ?=
 SPECTRAL := tools/openapi-lint/node_modules/.bin/spectral
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run serve bench profile test lint format check clean browser-deps
+.PHONY: run serve release bench profile test lint format check clean browser-deps
 
-## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults)
+## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults).
+## `exec`: the recipe's shell becomes scripts/supervise.py, so make's SIGTERM reaches it and make waits for it.
 run: $(VENV)/.deps-run
-	HOST=$(HOST) PORT=$(PORT) scripts/run.sh
+	exec env HOST=$(HOST) PORT=$(PORT) scripts/run.sh
 
 ## serve: the production shape: gunicorn (gthread, 2 x cores workers), Celery workers and one beat, with
 ## config.settings.production on the PostgreSQL and Redis of DATABASE_URL / REDIS_URL (required, with
 ## DJANGO_SECRET_KEY). TLS with TLS_CERT/TLS_KEY or a self-signed certificate in var/; SERVE_BEHIND_PROXY=1
-## for plain HTTP behind a TLS-terminating proxy listed in TRUSTED_PROXIES.
+## for plain HTTP behind a TLS-terminating proxy listed in TRUSTED_PROXIES. SERVE_ROLES=web,worker,beat
+## (default all) picks this node's roles; the release step runs first on a single host or with SERVE_RELEASE=1.
 serve: $(VENV)/.deps-run
-	HOST=$(HOST) PORT=$(PORT) scripts/serve.sh
+	exec env HOST=$(HOST) PORT=$(PORT) scripts/serve.sh
+
+## release: once per deploy, before the new code serves: check --deploy, migrate, collectstatic
+release: $(VENV)/.deps-run
+	scripts/release.sh
 
 ## bench: on demand (never part of `make test`): the production server under wrk on throw-away
 ## PostgreSQL and Redis; prints one table and writes it to tools/bench/RESULTS.md. BENCH_ARGS="--scale 4 --duration 10"

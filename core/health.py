@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
@@ -35,6 +36,13 @@ def check_broker() -> None:
 
 
 CHECKS = {"database": check_database, "cache": check_cache, "broker": check_broker}
+
+
+def draining() -> bool:
+    """Whether this node is stopping: scripts/supervise.py creates the file on SIGTERM and keeps the web
+    server serving for SHUTDOWN_DRAIN_SECONDS while readiness fails (docs/operations.md, "Processes and
+    signals"). A file, so that every gunicorn worker process sees the same state."""
+    return (settings.VAR_DIR / "draining").exists()
 
 
 def run_checks() -> dict[str, str]:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: migrate, make a dev certificate and a demo user, then run the HTTPS server, a Celery
-# worker and Celery beat together. Ctrl-C (or any one of them stopping) stops all three.
+# worker and Celery beat together under scripts/supervise.py: a crashed worker or beat is restarted;
+# Ctrl-C, SIGTERM or a closed terminal stops all three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,20 +38,11 @@ echo "API:     https://$HOST:$PORT/api/v1/   (self-signed: curl -k)"
 echo "Docs:    https://$HOST:$PORT/docs      Admin: https://$HOST:$PORT/admin/"
 echo "------------------------------------------------------------------"
 
-pids=()
-stop() {
-  trap - INT TERM EXIT
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait || true
-}
-trap stop INT TERM EXIT
-
-"$PY" -m celery -A config worker --loglevel=INFO --concurrency=2 --without-gossip --without-mingle &
-pids+=($!)
-"$PY" -m celery -A config beat --loglevel=INFO --schedule="$VAR_DIR/celerybeat-schedule" &
-pids+=($!)
-"$PY" manage.py serve_tls --host "$HOST" --port "$PORT" --cert "$VAR_DIR/dev-cert.pem" --key "$VAR_DIR/dev-key.pem" &
-pids+=($!)
-
-# Whichever stops first (or Ctrl-C) brings the others down.
-wait -n
+# scripts/supervise.py runs the three as one unit: a crashed worker or beat is restarted, Ctrl-C, SIGTERM
+# or a closed terminal stops all of them (docs/operations.md, "Processes and signals").
+export SHUTDOWN_DRAIN_SECONDS=${SHUTDOWN_DRAIN_SECONDS:-0}
+# Commands are strings split like a shell would (shlex): paths are quoted with printf %q.
+exec "$PY" scripts/supervise.py \
+  worker:restart "$PY -m celery -A config worker --loglevel=INFO --concurrency=2 --without-gossip --without-mingle" \
+  beat:restart "$PY -m celery -A config beat --loglevel=INFO --schedule=$(printf %q "$VAR_DIR/celerybeat-schedule")" \
+  web:required "$PY manage.py serve_tls --host $HOST --port $PORT --cert $(printf %q "$VAR_DIR/dev-cert.pem") --key $(printf %q "$VAR_DIR/dev-key.pem")"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `make serve`: the production shape on one machine. PostgreSQL and Redis come from the environment
+# `make serve`: the production shape of one node. PostgreSQL and Redis come from the environment
 # (DATABASE_URL, REDIS_URL, DJANGO_SECRET_KEY are required), settings are config.settings.production.
-# Migrates, collects static files, checks the deployment, then runs gunicorn (gthread workers, see
-# config/gunicorn.py), Celery workers and exactly one Celery beat. Ctrl-C (or any of them stopping)
-# stops all of them.
+# SERVE_ROLES (web, worker, beat, or a comma list; default all three) says what this node runs: gunicorn
+# (gthread workers, see config/gunicorn.py), a Celery worker, the one Celery beat of the deployment.
+# The release step (scripts/release.sh: deploy check, migrate, collectstatic) runs first when
+# SERVE_RELEASE=1, or by default when the node runs all three roles (a single host); a web node without
+# it still collects its own static files. Then scripts/supervise.py runs the roles as one unit
+# (docs/operations.md, "Processes and signals"): SIGTERM, SIGINT or SIGHUP drain and stop all of them.
 #
 # TLS: by default gunicorn terminates it with TLS_CERT/TLS_KEY, or with a self-signed certificate made
 # in var/ (like `make run`). Behind a TLS-terminating proxy set SERVE_BEHIND_PROXY=1: gunicorn then
@@ -21,11 +24,20 @@ export HOST=${HOST:-127.0.0.1} PORT=${PORT:-8443}
 export GUNICORN_BIND=${GUNICORN_BIND:-$HOST:$PORT}
 export VAR_DIR=${VAR_DIR:-$PWD/var}
 CELERY_CONCURRENCY=${CELERY_CONCURRENCY:-$(nproc)}
+SERVE_ROLES=${SERVE_ROLES:-web,worker,beat}
 mkdir -p "$VAR_DIR"
 
-"$PY" manage.py check --deploy --fail-level WARNING
-"$PY" manage.py migrate --noinput
-"$PY" manage.py collectstatic --noinput --verbosity 0
+has_role() { [[ ",$SERVE_ROLES," == *",$1,"* ]]; }
+for role in ${SERVE_ROLES//,/ }; do
+  case "$role" in web | worker | beat) ;; *) echo "SERVE_ROLES: unknown role '$role' (web, worker, beat)" >&2; exit 2 ;; esac
+done
+all_roles=0
+if has_role web && has_role worker && has_role beat; then all_roles=1; fi
+if [ "${SERVE_RELEASE:-$all_roles}" = "1" ]; then
+  scripts/release.sh
+elif has_role web; then
+  "$PY" manage.py collectstatic --noinput --verbosity 0  # static files are per host
+fi
 
 scheme=https
 if [ "${SERVE_BEHIND_PROXY:-0}" = "1" ]; then
@@ -43,30 +55,37 @@ else
     export TLS_CERT="$VAR_DIR/dev-cert.pem" TLS_KEY="$VAR_DIR/dev-key.pem"
   fi
 fi
+web_workers=${WEB_CONCURRENCY:-$((2 * $(nproc)))}
+web_threads=${GUNICORN_THREADS:-8}
+connections=0 children=()
 echo "------------------------------------------------------------------"
-echo "API:     $scheme://$GUNICORN_BIND/api/v1/   Docs: /docs   Admin: /admin/"
-echo "Web:     gunicorn, ${WEB_CONCURRENCY:-$((2 * $(nproc)))} workers x ${GUNICORN_THREADS:-8} threads"
-echo "Celery:  worker (concurrency $CELERY_CONCURRENCY) and one beat"
+echo "Roles:   $SERVE_ROLES"
+if has_role web; then
+  echo "API:     $scheme://$GUNICORN_BIND/api/v1/   Docs: /docs   Admin: /admin/"
+  echo "Web:     gunicorn, $web_workers workers x $web_threads threads"
+  connections=$((connections + web_workers * web_threads))
+  children+=(web:required "$PY -m gunicorn -c config/gunicorn.py config.wsgi:application")
+fi
+if has_role worker; then
+  echo "Celery:  worker, concurrency $CELERY_CONCURRENCY"
+  connections=$((connections + CELERY_CONCURRENCY))
+  # --quiet: no banner, so that every line is one JSON log record (LOG_FORMAT is json in production).
+  children+=(worker:restart "$PY -m celery -A config --quiet worker --loglevel=INFO --concurrency=$CELERY_CONCURRENCY --without-gossip --without-mingle")
+fi
+if has_role beat; then
+  # Exactly one beat for the whole deployment: it only sends the periodic messages; workers run them.
+  echo "Celery:  beat (exactly one per deployment)"
+  connections=$((connections + 1))
+  children+=(beat:restart "$PY -m celery -A config --quiet beat --loglevel=INFO --schedule=$(printf %q "$VAR_DIR/celerybeat-schedule-production")")
+fi
+# Each thread and process keeps its own PostgreSQL connection (CONN_MAX_AGE); docs/operations.md says
+# what max_connections a deployment needs.
+echo "DB:      up to $connections PostgreSQL connections from this node"
 echo "------------------------------------------------------------------"
 
-pids=()
-stop() {
-  trap - INT TERM EXIT
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait || true
-}
-trap stop INT TERM EXIT
-
-# Each runs in its own session: Ctrl-C reaches only this script, which stops each of them exactly once
-# (a gthread worker that gets the terminal's SIGINT and then its master's SIGTERM can hang in shutdown).
-setsid "$PY" -m gunicorn -c config/gunicorn.py config.wsgi:application &
-pids+=($!)
-# --quiet: no banner, so that every line is one JSON log record (LOG_FORMAT is json in production).
-setsid "$PY" -m celery -A config --quiet worker --loglevel=INFO --concurrency="$CELERY_CONCURRENCY" --without-gossip --without-mingle &
-pids+=($!)
-# Exactly one beat for the whole deployment: it only sends the periodic messages; workers run them.
-setsid "$PY" -m celery -A config --quiet beat --loglevel=INFO --schedule="$VAR_DIR/celerybeat-schedule-production" &
-pids+=($!)
-
-# Whichever stops first (or Ctrl-C) brings the others down.
-wait -n
+# Readiness fails for SHUTDOWN_DRAIN_SECONDS after SIGTERM while the web server still serves, so that a
+# proxy polling /health every second takes the node out before it stops accepting connections.
+export SHUTDOWN_DRAIN_SECONDS=${SHUTDOWN_DRAIN_SECONDS:-5}
+# gunicorn's graceful timeout (30 s) plus a margin before the supervisor escalates.
+export SUPERVISE_STOP_TIMEOUT=${SUPERVISE_STOP_TIMEOUT:-35}
+exec "$PY" scripts/supervise.py "${children[@]}"

@@ -349,20 +349,19 @@ RATELIMIT_CACHE_PREFIX = "rl:"
 
 # --- Background work ---------------------------------------------------------------------------------
 
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or "filesystem://"
-if CELERY_BROKER_URL == "filesystem://":
-    # The embedded broker: messages are files under var/, so `make run` needs no server.
-    _broker_dir = VAR_DIR / "celery-broker"
-    for _folder in ("queue", "processed"):
-        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "queue"),
-        "data_folder_out": str(_broker_dir / "queue"),
-        "processed_folder": str(_broker_dir / "processed"),
-        "store_processed": False,
-    }
+# The embedded default (`make run`, no REDIS_URL): kombu's SQLAlchemy transport on a SQLite file under
+# VAR_DIR. A message is one row written in one transaction, so a reader never sees half of it (the
+# filesystem transport's files could be read before they were filled; docs/decisions.md, "Embedded broker").
+EMBEDDED_BROKER_URL = f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or EMBEDDED_BROKER_URL
+if CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+")):
+    # Publishers (web, beat) and the consumer share the file: wait for its lock rather than fail at once.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"connect_args": {"timeout": 30}}
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **REDIS_SOCKET_TIMEOUTS}
+# The worker's remote-control mailbox (pidbox) and events need a fanout exchange, which the SQLAlchemy
+# transport lacks; nothing here uses them, and without them the worker writes nothing outside VAR_DIR.
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = not CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+"))
 # Publishing (e.g. a job queued on commit) while the broker is down: two quick retries, about one second
 # in all, then the error goes to the caller, which logs it; the beat's sweeps queue the work again
 # (README, "Operations: when Redis is down"). Celery's default would retry for longer on every request.

@@ -1,12 +1,22 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from core.access import Access
 from core.api.serializers import HealthSerializer
 from core.api.views import ApiView
-from core.health import run_checks
+from core.health import CHECKS, draining, run_checks
+
+
+class HealthQuery(serializers.Serializer):
+    probe = serializers.ChoiceField(
+        choices=["ready", "live"],
+        default="ready",
+        help_text="`ready` (default): may this node get traffic (its checks pass and it is not shutting down). "
+        "`live`: does the process answer at all (no checks; 200 while it drains).",
+    )
 
 
 class HealthView(ApiView):
@@ -15,11 +25,22 @@ class HealthView(ApiView):
     @extend_schema(
         operation_id="health",
         summary="Service health",
-        description="Checks the database, the cache and the Celery broker. Not rate limited.",
+        description="Readiness (default): checks the database, the cache and the Celery broker, and answers 503 "
+        "while the node drains before a shutdown. `?probe=live` is liveness: 200 whenever the process answers. "
+        "Not rate limited.",
         tags=["ops"],
-        responses={200: HealthSerializer, 503: OpenApiResponse(HealthSerializer, description="A check failed.")},
+        parameters=[HealthQuery],
+        responses={
+            200: HealthSerializer,
+            503: OpenApiResponse(HealthSerializer, description="A check failed, or the node is draining."),
+        },
     )
     def get(self, request):
+        probe = self.query(HealthQuery)["probe"]
+        if probe == "live":
+            return Response({"status": "ok", "checks": dict.fromkeys(CHECKS, "skipped")})
+        if draining():
+            return Response({"status": "error", "checks": dict.fromkeys(CHECKS, "error: draining")}, status=503)
         checks = run_checks()
         healthy = all(result == "ok" for result in checks.values())
         return Response({"status": "ok" if healthy else "error", "checks": checks}, status=200 if healthy else 503)
