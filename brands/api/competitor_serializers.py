@@ -60,12 +60,6 @@ class CompetitorSerializer(serializers.Serializer):
     )
 
 
-class CompetitorListQuery(serializers.Serializer):
-    removed = serializers.BooleanField(
-        default=False, help_text="true: only the removed seed rows (each with override.removed true)."
-    )
-
-
 class CompetitorUpdateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     canonical_domain = DomainField(required=False, allow_blank=True)

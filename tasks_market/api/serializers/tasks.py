@@ -11,7 +11,6 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from core.api.fields import checkout_return_url
-from core.api.pagination import PageQuery
 from tasks_market import judge
 from tasks_market.api.serializers.common import (
     ArtefactInput,
@@ -25,7 +24,6 @@ from tasks_market.models import (
     Payment,
     Task,
     TaskCategory,
-    TaskStatus,
 )
 from tasks_market.models.market import CURRENCIES, check_amount_places
 
@@ -76,15 +74,6 @@ class TaskRemixInput(_TaskFields):
         for field in self.fields.values():
             field.required = False
             field.default = serializers.empty
-
-
-class TaskListQuery(PageQuery):
-    context_free = True  # validated once per query string and process (core.api.views.ApiView.query)
-
-    scope = serializers.ChoiceField(
-        choices=["mine", "open"], default="mine", help_text="`mine`: tasks you posted; `open`: every open task."
-    )
-    status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
 
 
 # The columns a task's representation reads: lists fetch exactly these with `.values()`.
