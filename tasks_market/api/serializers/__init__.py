@@ -9,6 +9,15 @@ from tasks_market.api.serializers.agents import (
     BenchmarkCaseResultSerializer,
     BenchmarkRunSerializer,
 )
+from tasks_market.api.serializers.bids import (
+    BidInput,
+    BidJudgementSerializer,
+    BidSelectInput,
+    BidSerializer,
+    JudgeCriterionSerializer,
+    PaymentSerializer,
+    SelectionSerializer,
+)
 from tasks_market.api.serializers.common import ArtefactInput, ArtefactSerializer, MoneyField
 from tasks_market.api.serializers.deliveries import (
     DeliverySerializer,
@@ -19,13 +28,6 @@ from tasks_market.api.serializers.deliveries import (
 )
 from tasks_market.api.serializers.tasks import (
     TASK_COLUMNS,
-    BidInput,
-    BidJudgementSerializer,
-    BidSelectInput,
-    BidSerializer,
-    JudgeCriterionSerializer,
-    PaymentSerializer,
-    SelectionSerializer,
     TaskInput,
     TaskRemixInput,
     TaskSerializer,

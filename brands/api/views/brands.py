@@ -4,7 +4,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.brand_serializers import (
+from brands.api.serializers.brands import (
     BrandInput,
     BrandKitInput,
     BrandKitSerializer,

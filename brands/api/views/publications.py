@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.publication_serializers import PublicationCreateInput, PublicationPageQuery, PublicationSerializer
+from brands.api.serializers.publications import PublicationCreateInput, PublicationPageQuery, PublicationSerializer
 from brands.filters import PublicationFilter
 from brands.selectors.brands import brand_of
 from brands.selectors.publications import publications_of

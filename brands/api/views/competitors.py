@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.competitor_serializers import (
+from brands.api.serializers.competitors import (
     CompetitorInput,
     CompetitorSerializer,
     CompetitorUpdateInput,

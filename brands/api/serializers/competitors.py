@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from brands.api.brand_serializers import BrandClassificationSerializer
 from brands.api.fields import DomainField, social_links_field
+from brands.api.serializers.brands import BrandClassificationSerializer
 from brands.models import SeedOrigin
 
 

@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.intelligence_serializers import (
+from brands.api.serializers.intelligence import (
     ArtifactDetailSerializer,
     ArtifactSerializer,
     ModuleQuery,
