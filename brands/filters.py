@@ -14,14 +14,14 @@ from brands.models import (
     PublicationStatus,
     ResearchModule,
 )
-from core.api.filters import BooleanFilter, FilterSet
+from core.api.filters import BooleanFilter, FilterSet, UUIDFilter
 
 
 class PublicationFilter(FilterSet):
     status = django_filters.ChoiceFilter(choices=PublicationStatus.choices)
     platform = django_filters.ChoiceFilter(choices=PublicationPlatform.choices)
     action = django_filters.ChoiceFilter(choices=PublicationAction.choices)
-    creative_id = django_filters.UUIDFilter()
+    creative_id = UUIDFilter()
 
     class Meta:
         model = Publication
@@ -40,7 +40,7 @@ class CompetitorFilter(FilterSet):
 
 
 class BrandKitFilter(FilterSet):
-    brand_id = django_filters.UUIDFilter(help_text="Only this brand's kits.")
+    brand_id = UUIDFilter(help_text="Only this brand's kits.")
 
     class Meta:
         model = BrandKit

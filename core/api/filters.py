@@ -38,10 +38,22 @@ class BooleanFilter(django_filters.BooleanFilter):
     field_class = StrictBooleanField
 
 
+class StrictUUIDField(forms.UUIDField):
+    """As DRF's UUIDField: surrounding spaces are an error, not stripped."""
+
+    def __init__(self, **kwargs):
+        super().__init__(strip=False, **kwargs)
+
+
+class UUIDFilter(django_filters.UUIDFilter):
+    field_class = StrictUUIDField
+
+
 class FilterSet(django_filters.FilterSet):
     """A filter with `initial=` takes that value when the query leaves it out or empty, as a serializer
     field's `default` does. Declare only filters whose parsing is a pure function of the query string
-    (choices, UUIDs, booleans: no ModelChoiceFilter): their parsing is cached per query string."""
+    (choices, and this module's UUIDs and booleans: no ModelChoiceFilter): their parsing is cached per
+    query string."""
 
     def __init__(self, data=None, *args, **kwargs):
         super().__init__(None if data is None else with_defaults(type(self), data), *args, **kwargs)
@@ -121,7 +133,7 @@ def parameters(filterset_class: type[FilterSet]) -> type[serializers.Serializer]
             kwargs["default"] = initial
         if isinstance(filter_, django_filters.ChoiceFilter):
             attrs[name] = serializers.ChoiceField(choices=filter_.extra["choices"], **kwargs)
-        elif isinstance(filter_, django_filters.UUIDFilter):
+        elif isinstance(filter_, UUIDFilter):
             attrs[name] = serializers.UUIDField(**kwargs)
         elif isinstance(filter_, BooleanFilter):
             attrs[name] = serializers.BooleanField(**kwargs)

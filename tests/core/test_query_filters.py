@@ -11,10 +11,28 @@ import pytest
 from tests.webhooks_app.factories import WebhookSubscriptionFactory
 
 BRAND = "/api/v1/brands/00000000-0000-0000-0000-000000000007"
+SPACE = "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found ` ` at 1"
 SNAPSHOTS = "/api/v1/admin/scrapers/scraperprovider/snapshots"
 
 
 CASES = [
+    (
+        "alice_api",
+        "/api/v1/brand-kits",
+        "brand_id=%2000000000-0000-0000-0000-000000000001",
+        [
+            {
+                "type": "uuid_parsing",
+                "loc": ["query", "brand_id"],
+                "msg": f"Input should be a valid UUID, {SPACE}",
+                "input": " 00000000-0000-0000-0000-000000000001",
+                "ctx": {"error": SPACE},
+            }
+        ],
+    ),
+    ("alice_api", "/api/v1/tasks", "scope=every&scope=", None),
+    ("alice_api", f"{BRAND}/competitors", "removed=off", None),
+    ("alice_api", f"{BRAND}/competitors", "removed=1", None),
     (
         "alice_api",
         "/api/v1/tasks",
