@@ -9,6 +9,7 @@ from rest_framework import authentication, exceptions
 from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import InvalidToken, TokenError
 from rest_framework_simplejwt.settings import api_settings
+from rest_framework_simplejwt.utils import get_md5_hash_password
 
 from accounts.models import User
 from accounts.services import KEY_SCHEME, api_key_authenticate
@@ -36,8 +37,12 @@ class _JWTAuthentication(JWTAuthentication):
         user = User.from_db(User.objects.db, _FIELDS, rows[0])
         if api_settings.CHECK_USER_IS_ACTIVE and not user.is_active:
             raise exceptions.AuthenticationFailed("User is inactive", code="user_inactive")
-        if api_settings.CHECK_REVOKE_TOKEN:  # off here; kept so the setting keeps its meaning
-            return super().get_user(validated_token)
+        # simplejwt's own check, on the row already read: a token minted before the last password change
+        # (or the account's deletion) is refused (see docs/decisions.md#identity-and-authentication).
+        if api_settings.CHECK_REVOKE_TOKEN and validated_token.get(
+            api_settings.REVOKE_TOKEN_CLAIM
+        ) != get_md5_hash_password(user.password):
+            raise exceptions.AuthenticationFailed("The user's password has been changed.", code="password_changed")
         return user
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import unicodedata
 import uuid
 
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
@@ -9,13 +10,22 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 
+def normalise_email(email: str) -> str:
+    """The one spelling of an address: NFKC, then casefolded (see docs/decisions.md#identity-and-authentication).
+
+    Registration stores it and every lookup compares it exactly, so a long s (U+017F) is an "s" and a dotless i
+    (U+0131) is not an "i", whatever the database's UPPER() would say.
+    """
+    return unicodedata.normalize("NFKC", (email or "").strip()).casefold()
+
+
 class UserManager(BaseUserManager):
     use_in_migrations = True
 
     def create_user(self, email: str, password: str | None = None, **extra) -> User:
         if not email:
             raise ValueError("An e-mail address is required.")
-        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user = self.model(email=normalise_email(email), **extra)
         user.set_password(password)
         user.save(using=self._db)
         return user
@@ -26,7 +36,7 @@ class UserManager(BaseUserManager):
         return self.create_user(email, password, **extra)
 
     def get_by_natural_key(self, email: str) -> User:
-        return self.get(email__iexact=email)
+        return self.get(email=normalise_email(email))
 
 
 class User(AbstractBaseUser, PermissionsMixin):
@@ -51,6 +61,15 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self) -> str:
         return self.email
+
+    def clean(self) -> None:
+        super().clean()
+        self.email = normalise_email(self.email)
+
+    def save(self, *args, **kwargs) -> None:
+        # Every way in (the admin, the shell, a fixture) stores the one spelling that lookups compare.
+        self.email = normalise_email(self.email)
+        super().save(*args, **kwargs)
 
 
 class ApiKeyQuerySet(models.QuerySet):

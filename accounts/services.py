@@ -4,22 +4,36 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 import string
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.tokens import default_token_generator
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from rest_framework import exceptions
 from rest_framework_simplejwt.exceptions import TokenError
+from rest_framework_simplejwt.settings import api_settings
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 from rest_framework_simplejwt.tokens import RefreshToken
-from rest_framework_simplejwt.utils import datetime_from_epoch
+from rest_framework_simplejwt.utils import datetime_from_epoch, get_md5_hash_password
 
-from accounts.models import ApiKey, User
-from core.errors import Conflict, NotFound
+from accounts.models import ApiKey, User, normalise_email
+from assistant.services import credits_grant_signup
+from core.api.validation import RequestValidationError, error
+from core.errors import Conflict, InputRejected, NotFound
+
+logger = logging.getLogger(__name__)
 
 KEY_SCHEME = "bmk"
 _PREFIX_ALPHABET = string.ascii_lowercase + string.digits
@@ -34,10 +48,8 @@ class EmailTaken(Conflict):
 
 def user_create(*, email: str, password: str, is_staff: bool = False, credits: int | None = None) -> User:
     """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger."""
-    from assistant.services import credits_grant_signup
-
-    email = email.strip().lower()
-    if User.objects.filter(email__iexact=email).exists():
+    email = normalise_email(email)
+    if User.objects.filter(email=email).exists():
         raise EmailTaken()
     try:
         with transaction.atomic():
@@ -56,21 +68,49 @@ class RefreshTokenRefused(exceptions.AuthenticationFailed):
     default_detail = "The refresh token is invalid, used or expired."
 
 
+def _revocation_claim_of(user: User) -> str:
+    return get_md5_hash_password(user.password)
+
+
+def refresh_token_issue(*, user: User, expires_at: int | None = None) -> RefreshToken:
+    """A new refresh token, recorded as outstanding. `expires_at` (Unix seconds) caps its expiry: a rotated
+    token keeps its chain's, so a session ends JWT_REFRESH_DAYS after its login however often it is
+    refreshed (see docs/decisions.md#identity-and-authentication)."""
+    token = RefreshToken.for_user(user)  # carries the password claim (SIMPLE_JWT CHECK_REVOKE_TOKEN)
+    if expires_at is not None and expires_at < token["exp"]:
+        token.payload["exp"] = expires_at
+        OutstandingToken.objects.filter(jti=token[api_settings.JTI_CLAIM]).update(
+            token=str(token), expires_at=datetime_from_epoch(expires_at)
+        )
+    return token
+
+
 def refresh_token_rotate(*, raw: str) -> RefreshToken:
     """Spend a refresh token and return its successor; a token is spent at most once.
 
     simplejwt's own rotation checks the blacklist and then blacklists with `get_or_create`, so N
     concurrent refreshes of one token all pass. Here the spend is one INSERT into BlacklistedToken,
     whose `token` is unique (a one-to-one): of N concurrent requests exactly one inserts, every other
-    gets an IntegrityError and a 401. That holds on PostgreSQL and SQLite alike.
+    gets an IntegrityError and a 401. That holds on PostgreSQL and SQLite alike. A token minted before
+    the user's password last changed is refused, and the successor keeps the chain's expiry.
     """
     try:
         refresh = RefreshToken(raw)  # signature, expiry, type and the blacklist (the cheap early refusal)
     except TokenError as exc:
         raise RefreshTokenRefused() from exc
     user = User.objects.filter(pk=refresh.payload.get("user_id"), is_active=True).first()
-    if user is None:
+    if user is None or refresh.payload.get(api_settings.REVOKE_TOKEN_CLAIM) != _revocation_claim_of(user):
         raise RefreshTokenRefused()
+    outstanding = _outstanding(refresh, raw, user)
+    try:
+        with transaction.atomic():
+            BlacklistedToken.objects.create(token=outstanding)
+    except IntegrityError as exc:  # spent already, maybe a moment ago by a concurrent request
+        raise RefreshTokenRefused() from exc
+    return refresh_token_issue(user=user, expires_at=refresh.payload["exp"])
+
+
+def _outstanding(refresh: RefreshToken, raw: str, user: User) -> OutstandingToken:
     outstanding, _ = OutstandingToken.objects.get_or_create(
         jti=refresh.payload["jti"],
         defaults={
@@ -80,20 +120,150 @@ def refresh_token_rotate(*, raw: str) -> RefreshToken:
             "expires_at": datetime_from_epoch(refresh.payload["exp"]),
         },
     )
+    return outstanding
+
+
+def refresh_token_revoke(*, user: User, raw: str) -> None:
+    """Log out one session: blacklist this refresh token of `user` (422 when it is not a live one of theirs)."""
     try:
-        with transaction.atomic():
-            BlacklistedToken.objects.create(token=outstanding)
-    except IntegrityError as exc:  # spent already, maybe a moment ago by a concurrent request
-        raise RefreshTokenRefused() from exc
-    successor = RefreshToken.for_user(user)  # a new jti, recorded as outstanding
-    return successor
+        refresh = RefreshToken(raw)
+    except TokenError as exc:
+        raise InputRejected("The refresh token is invalid, revoked or expired.", loc=["body", "refresh"]) from exc
+    if str(refresh.payload.get(api_settings.USER_ID_CLAIM)) != str(user.pk):
+        raise InputRejected("The refresh token is invalid, revoked or expired.", loc=["body", "refresh"])
+    BlacklistedToken.objects.get_or_create(token=_outstanding(refresh, raw, user))
 
 
-def password_problems(*, password: str, email: str | None = None) -> list[str]:
-    from django.core.exceptions import ValidationError
+def refresh_tokens_revoke_all(*, user: User) -> int:
+    """Blacklist every live refresh token of `user` (a password change, a reset, a deleted account)."""
+    live = OutstandingToken.objects.filter(user=user, expires_at__gt=timezone.now(), blacklistedtoken__isnull=True)
+    rows = [BlacklistedToken(token=token) for token in live]
+    BlacklistedToken.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def current_password_check(*, user: User, password: str, client_ip: str) -> None:
+    """422 at body.current_password unless it is `user`'s; each wrong one costs a login guess (accounts.throttle)."""
+    from accounts.throttle import login_attempt_begin, login_attempt_forget
+
+    attempt = login_attempt_begin(email=user.email, client_ip=client_ip)
+    if not user.check_password(password):
+        raise InputRejected("The current password is wrong.", loc=["body", "current_password"])
+    login_attempt_forget(attempt)
+
+
+def _password_set(*, user: User, new_password: str) -> None:
+    problems = password_problems(password=new_password, user=user)
+    if problems:
+        raise RequestValidationError([error("value_error", ["body", "new_password"], msg) for msg in problems])
+    with transaction.atomic():
+        user.set_password(new_password)
+        user.save(update_fields=["password"])
+        refresh_tokens_revoke_all(user=user)
+
+
+def password_change(*, user: User, current_password: str, new_password: str, client_ip: str) -> RefreshToken:
+    """Set a new password; every refresh token (and, by the password claim, every access token) of the
+    user stops working. Returns a fresh session for the caller."""
+    current_password_check(user=user, password=current_password, client_ip=client_ip)
+    _password_set(user=user, new_password=new_password)
+    return refresh_token_issue(user=user)
+
+
+def password_reset_token_make(*, user: User) -> str:
+    """`<uidb64>.<token>`: one field that names the user and proves the mail was read. Django's token
+    hashes the password, so it is spent by the reset it allows, and it expires after PASSWORD_RESET_TIMEOUT."""
+    return f"{urlsafe_base64_encode(force_bytes(user.pk))}.{default_token_generator.make_token(user)}"
+
+
+def password_reset_request(*, email: str) -> None:
+    """Queue the reset mail for this address, after commit, whether or not an account has it: the
+    request does the same work for every address, so neither its answer nor its timing tells."""
+    normal = normalise_email(email)
+    transaction.on_commit(lambda: _password_reset_enqueue(normal))
+
+
+def _password_reset_enqueue(email: str) -> None:
+    from accounts.tasks import password_reset_mail
 
     try:
-        validate_password(password, user=User(email=email or ""))
+        password_reset_mail.apply_async(args=[email], retry=False)
+    except Exception:  # the broker is down: the answer stays 202; the user asks again
+        logger.warning("Could not queue a password reset mail", exc_info=True)
+
+
+def password_reset_mail_send(*, email: str) -> bool:
+    """Mail a reset token to the active account with this address, if there is one (at most one mail per
+    address per PASSWORD_RESET_MAIL_INTERVAL). Runs in a Celery task, so a request cannot time it."""
+    user = User.objects.filter(email=normalise_email(email), is_active=True).first()
+    if user is None or not user.has_usable_password():
+        return False
+    interval = settings.PASSWORD_RESET_MAIL_INTERVAL
+    if interval and not cache.add(f"password-reset-mail:{user.pk}", 1, interval):
+        return False
+    token = password_reset_token_make(user=user)
+    context = {
+        "token": token,
+        "link": settings.PASSWORD_RESET_LINK.format(token=token) if settings.PASSWORD_RESET_LINK else "",
+        "confirm_url": f"{settings.PUBLIC_BASE_URL}/api/v1/auth/password/reset/confirm",
+        "minutes": settings.PASSWORD_RESET_TIMEOUT // 60,
+    }
+    send_mail(
+        subject="Reset your password",
+        message=render_to_string("accounts/password_reset_email.txt", context),
+        from_email=None,
+        recipient_list=[user.email],
+    )
+    return True
+
+
+def password_reset_confirm(*, token: str, new_password: str) -> None:
+    """Set a new password with a token from the reset mail; single use, expiring; revokes every session."""
+    refused = InputRejected("The reset token is invalid, used or expired.", loc=["body", "token"])
+    uidb64, _, secret = token.partition(".")
+    try:
+        user_id = urlsafe_base64_decode(uidb64).decode()
+        user = User.objects.filter(pk=user_id, is_active=True).first()
+    except (ValueError, TypeError, UnicodeDecodeError, ValidationError):
+        user = None
+    if user is None or not default_token_generator.check_token(user, secret):
+        raise refused
+    _password_set(user=user, new_password=new_password)
+
+
+def user_update(*, user: User, current_password: str, client_ip: str, email: str | None = None) -> User:
+    """Change what a user may change of themselves: the e-mail, with the current password."""
+    current_password_check(user=user, password=current_password, client_ip=client_ip)
+    if email is not None and normalise_email(email) != user.email:
+        user.email = normalise_email(email)
+        if User.objects.filter(email=user.email).exclude(pk=user.pk).exists():
+            raise EmailTaken()
+        try:
+            with transaction.atomic():
+                user.save(update_fields=["email"])
+        except IntegrityError as exc:
+            raise EmailTaken() from exc
+    return user
+
+
+def user_delete(*, user: User, current_password: str, client_ip: str) -> None:
+    """Close an account: anonymised, never usable again; its API keys and sessions revoked at once
+    (see docs/decisions.md#identity-and-authentication for what is kept)."""
+    current_password_check(user=user, password=current_password, client_ip=client_ip)
+    with transaction.atomic():
+        user.email = f"deleted-{user.pk.hex}@deleted.invalid"
+        user.is_active = False
+        user.is_staff = False
+        user.is_superuser = False
+        user.set_unusable_password()
+        user.save(update_fields=["email", "is_active", "is_staff", "is_superuser", "password"])
+        ApiKey.objects.active().filter(user=user).update(revoked_at=timezone.now())
+        refresh_tokens_revoke_all(user=user)
+
+
+def password_problems(*, password: str, email: str | None = None, user: User | None = None) -> list[str]:
+    try:
+        validate_password(password, user=user or User(email=email or ""))
     except ValidationError as exc:
         return list(exc.messages)
     return []

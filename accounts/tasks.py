@@ -8,3 +8,11 @@ from django.core.management import call_command
 def flush_expired_tokens() -> None:
     """Drop expired refresh tokens and their blacklist rows (simplejwt's own command). Idempotent."""
     call_command("flushexpiredtokens")
+
+
+@shared_task(name="accounts.tasks.password_reset_mail")
+def password_reset_mail(email: str) -> None:
+    """Mail a reset token if an account has this address; every address is queued alike (no enumeration)."""
+    from accounts.services import password_reset_mail_send
+
+    password_reset_mail_send(email=email)

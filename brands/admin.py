@@ -18,6 +18,7 @@ from brands.models import (
     TrackedGroupMember,
 )
 from brands.models.publications import ACTIVE_STATUSES
+from brands.services.publications import publication_cancel
 
 # Django 6 makes https the default scheme of URL form fields; say so now.
 URL_FIELDS = {models.URLField: {"assume_scheme": "https"}}
@@ -150,8 +151,6 @@ class PublicationAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel selected preflight / queued publications")
     def cancel(self, request, queryset):
-        from brands.services.publications import publication_cancel
-
         cancelled = 0
         for publication in queryset.filter(status__in=ACTIVE_STATUSES[:2]).select_related("brand__owner"):
             try:

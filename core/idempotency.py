@@ -16,6 +16,13 @@ With the header (1..255 printable ASCII characters, else 422 at loc ["header", "
    refused before anything ran), a 429, any 5xx and any exception release the claim, so a retry runs
    the request again, as Stripe does for validation failures and server errors.
 
+The database never holds a response in the clear: it may carry a secret shown once (a raw API key, a
+signing secret). The response is encrypted (AES-256-GCM) under a key derived from SECRET_KEY, the user
+and the client's Idempotency-Key, so only that client's retry opens it; a row copied to another user or
+key does not. A view may also make a replay depend on its object staying live (`replay_only_while`):
+a create whose API key was revoked since is refused with 409 `idempotency_replay_refused`.
+See docs/decisions.md#retries-and-idempotency-key.
+
 A claim whose request died without releasing it (the process was killed) is taken over after
 IN_FLIGHT_TIMEOUT, well past any request's life (gunicorn kills a worker after 30 s).
 Expired rows count as absent; `idempotency_keys_prune` (beat, hourly) deletes them.
@@ -23,13 +30,22 @@ Expired rows count as absent; `idempotency_keys_prune` (beat, hourly) deletes th
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import json
+import os
 import re
+from collections.abc import Callable
 from datetime import timedelta
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -50,6 +66,30 @@ STORED_HEADERS = ("Location",)
 _NOT_STORED = {422, 429}
 _LOC = ["header", HEADER]
 _PATTERN = re.compile(PATTERN)
+
+
+# The stored body's format: this prefix, then base64 of a 12-byte nonce and the AES-GCM ciphertext.
+SEALED_PREFIX = "aesgcm1:"
+# name → check(object_id) -> bool: is the object a replay depends on still live (`replay_only_while`).
+REPLAY_GUARDS: dict[str, Callable[[str], bool]] = {}
+
+
+class IdempotencyReplayRefused(Conflict):
+    code = "idempotency_replay_refused"
+    default_message = (
+        "The request with this Idempotency-Key succeeded, but what it created has since been revoked or "
+        "deleted, or its stored response can no longer be read; its response is not shown again."
+    )
+
+
+def replay_guard_register(name: str, check: Callable[[str], bool]) -> None:
+    REPLAY_GUARDS[name] = check
+
+
+def replay_only_while(response: Response, *, guard: str, object_id) -> Response:
+    """Replay `response` only while REPLAY_GUARDS[guard](object_id) holds (e.g. the API key is not revoked)."""
+    response.idempotency_guard = [guard, str(object_id)]
+    return response
 
 
 class IdempotencyInProgress(Conflict):
@@ -81,7 +121,7 @@ def idempotent(method):
             _release(claim)
             raise
         if isinstance(response, Response) and is_stored_status(response.status_code):
-            _store(claim, response)
+            _store(claim, response, key=key)
         else:
             _release(claim)
         return response
@@ -100,8 +140,10 @@ def is_stored_status(status_code: int) -> bool:
 
 
 def idempotency_keys_prune(*, now=None) -> int:
-    """Deletes expired keys; returns how many."""
-    deleted, _ = IdempotencyKey.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    """Deletes expired keys, and responses an older release stored in the clear; returns how many."""
+    expired = Q(expires_at__lte=now or timezone.now())
+    plaintext = Q(response_status__isnull=False) & ~Q(response_body__startswith=SEALED_PREFIX)
+    deleted, _ = IdempotencyKey.objects.filter(expired | plaintext).delete()
     return deleted
 
 
@@ -167,7 +209,7 @@ def _claim(*, user, key: str, fingerprint: str, label: str) -> IdempotencyKey | 
                 ]
             )
         if existing.response_status is not None:
-            return _replay(existing)
+            return _replay(existing, key=key)
         if existing.locked_at <= now - IN_FLIGHT_TIMEOUT:
             # Its request died without releasing it: take it over, if no other copy did first.
             taken = IdempotencyKey.objects.filter(
@@ -180,11 +222,12 @@ def _claim(*, user, key: str, fingerprint: str, label: str) -> IdempotencyKey | 
     raise IdempotencyInProgress()
 
 
-def _store(claim: IdempotencyKey, response: Response) -> None:
-    body = "" if response.data is None else json.dumps(response.data, cls=JSONEncoder, ensure_ascii=False)
+def _store(claim: IdempotencyKey, response: Response, *, key: str) -> None:
+    sealed = {"body": response.data, "guard": getattr(response, "idempotency_guard", None)}
+    plaintext = json.dumps(sealed, cls=JSONEncoder, ensure_ascii=False).encode()
     headers = {name: response[name] for name in STORED_HEADERS if response.has_header(name)}
     IdempotencyKey.objects.filter(pk=claim.pk, locked_at=claim.locked_at).update(
-        response_status=response.status_code, response_body=body, response_headers=headers
+        response_status=response.status_code, response_body=_seal(plaintext, claim, key), response_headers=headers
     )
 
 
@@ -192,7 +235,49 @@ def _release(claim: IdempotencyKey) -> None:
     IdempotencyKey.objects.filter(pk=claim.pk, locked_at=claim.locked_at, response_status__isnull=True).delete()
 
 
-def _replay(stored: IdempotencyKey) -> Response:
+def _replay(stored: IdempotencyKey, *, key: str) -> Response:
+    plaintext = _open(stored, key)
+    if plaintext is None:  # SECRET_KEY changed past its fallbacks, or a row not sealed for this key
+        raise IdempotencyReplayRefused()
+    sealed = json.loads(plaintext)
+    guard = sealed.get("guard")
+    if guard:
+        check = REPLAY_GUARDS.get(guard[0])
+        if check is None or not check(guard[1]):
+            raise IdempotencyReplayRefused()
     headers = {**stored.response_headers, REPLAYED_HEADER: "true"}
-    body = json.loads(stored.response_body) if stored.response_body else None
-    return Response(body, status=stored.response_status, headers=headers)
+    return Response(sealed.get("body"), status=stored.response_status, headers=headers)
+
+
+# --- Sealing ----------------------------------------------------------------------------------------
+
+
+def _cipher(secret: str, stored: IdempotencyKey, key: str) -> AESGCM:
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"core.idempotency", info=_bound(stored, key))
+    return AESGCM(hkdf.derive(secret.encode()))
+
+
+def _bound(stored: IdempotencyKey, key: str) -> bytes:
+    """What a sealed response belongs to: the user, the client's key and the request."""
+    return f"{stored.user_id}\0{key}\0{stored.fingerprint}".encode()
+
+
+def _seal(plaintext: bytes, stored: IdempotencyKey, key: str) -> str:
+    nonce = os.urandom(12)
+    ciphertext = _cipher(settings.SECRET_KEY, stored, key).encrypt(nonce, plaintext, _bound(stored, key))
+    return SEALED_PREFIX + base64.b64encode(nonce + ciphertext).decode()
+
+
+def _open(stored: IdempotencyKey, key: str) -> bytes | None:
+    if not stored.response_body.startswith(SEALED_PREFIX):
+        return None
+    try:
+        blob = base64.b64decode(stored.response_body[len(SEALED_PREFIX) :])
+    except ValueError:
+        return None
+    for secret in [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]:
+        try:
+            return _cipher(secret, stored, key).decrypt(blob[:12], blob[12:], _bound(stored, key))
+        except (InvalidTag, ValueError):
+            continue
+    return None

@@ -59,7 +59,8 @@ class IdempotencyKey(models.Model):
     request = models.CharField(max_length=500, help_text="Method and path of the first request, for reading.")
     locked_at = models.DateTimeField(help_text="When the request holding the claim started.")
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    # JSON text rather than a JSONField: PostgreSQL's jsonb would reorder the keys of the replayed body.
+    # Sealed (AES-GCM, core.idempotency): a response may carry a secret shown once. Inside, JSON text rather
+    # than jsonb, which would reorder the keys of the replayed body. (help_text predates the sealing.)
     response_body = models.TextField(blank=True, help_text="JSON; empty when the response had no body.")
     response_headers = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

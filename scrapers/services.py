@@ -19,6 +19,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import User
+from core.enqueue import enqueue_after_commit
 from core.errors import ProviderError, ProviderUnavailable
 from scrapers.models import FINAL_STATUSES, Snapshot, SnapshotStatus, snapshot_status_for
 from scrapers.providers import Progress, ScraperProvider, SnapshotNotFound, get_scraper_provider
@@ -143,7 +144,7 @@ def _apply(snapshot: Snapshot, progress: Progress, *, now: datetime, count_poll:
             fields["next_poll_at"] = now + poll_delay(snapshot.poll_attempts + 1)
     won = Snapshot.objects.filter(pk=snapshot.pk, status=SnapshotStatus.RUNNING).update(**fields)
     if won and status is SnapshotStatus.READY:
-        transaction.on_commit(lambda: _enqueue_results(snapshot.pk), robust=True)
+        enqueue_after_commit("scrapers.tasks.fetch_snapshot_results", str(snapshot.pk))
     return Snapshot.objects.defer("results").get(pk=snapshot.pk)
 
 
@@ -160,12 +161,6 @@ def _duration(delta: timedelta) -> str:
     if seconds % 60 == 0:
         return f"{seconds // 60} min"
     return f"{seconds} s"
-
-
-def _enqueue_results(snapshot_pk) -> None:
-    from scrapers.tasks import fetch_snapshot_results
-
-    fetch_snapshot_results.delay(str(snapshot_pk))
 
 
 # --- The poller -----------------------------------------------------------------------------------------------

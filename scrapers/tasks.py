@@ -5,6 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.errors import ProviderUnavailable
+from scrapers.providers.local import local_job_run
+from scrapers.services import snapshot_fetch_results, snapshots_poll
 
 RESULTS_MAX_RETRIES = 8
 
@@ -12,8 +14,6 @@ RESULTS_MAX_RETRIES = 8
 @shared_task(name="scrapers.tasks.run_local_scrape")
 def run_local_scrape(job_id: str) -> None:
     """The local provider's scraper. A run that spends its time budget hands the rest to a new run."""
-    from scrapers.providers.local import local_job_run
-
     if local_job_run(job_id=job_id):
         run_local_scrape.delay(job_id)
 
@@ -21,16 +21,12 @@ def run_local_scrape(job_id: str) -> None:
 @shared_task(name="scrapers.tasks.poll_snapshots")
 def poll_snapshots() -> int:
     """Beat: one polling pass over the running snapshots that are due (see CELERY_BEAT_SCHEDULE)."""
-    from scrapers.services import snapshots_poll
-
     return len(snapshots_poll())
 
 
 @shared_task(name="scrapers.tasks.fetch_snapshot_results", bind=True, max_retries=RESULTS_MAX_RETRIES)
 def fetch_snapshot_results(self, snapshot_pk: str) -> None:
     """Download a ready snapshot's records; retried with backoff while the provider builds them or is away."""
-    from scrapers.services import snapshot_fetch_results
-
     final = self.request.retries >= RESULTS_MAX_RETRIES
     countdown = min(10 * 2**self.request.retries, 600)
     try:

@@ -17,8 +17,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from signed_delivery.sending import message_body, post_signed
 from tasks_market.models import Agent, BenchmarkRun, BenchmarkStatus
-from tasks_market.outbound import agent_secrets, message_body, post_signed
+from tasks_market.services.agents import agent_secrets
 
 logger = logging.getLogger(__name__)
 

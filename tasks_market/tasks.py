@@ -7,6 +7,11 @@ from datetime import datetime
 
 from celery import shared_task
 
+from tasks_market.benchmark import benchmark_run
+from tasks_market.services.bids import bid_judge, judgements_catch_up
+from tasks_market.services.dispatch import deliveries_sweep, delivery_dispatch_attempt
+from tasks_market.services.payments import payment_refund_due, refunds_catch_up
+
 logger = logging.getLogger(__name__)
 
 
@@ -17,8 +22,6 @@ def dispatch_delivery(delivery_id: str, claim: str | None = None) -> None:
     The follow-up only acts once the delivery is due again, so in eager mode (which ignores
     countdowns) its immediate run finds nothing due and stops.
     """
-    from tasks_market.services.dispatch import delivery_dispatch_attempt
-
     retry_in = delivery_dispatch_attempt(
         delivery_id=delivery_id, claim=datetime.fromisoformat(claim) if claim else None
     )
@@ -32,15 +35,11 @@ def dispatch_delivery(delivery_id: str, claim: str | None = None) -> None:
 
 @shared_task(name="tasks_market.tasks.judge_bid", ignore_result=True)
 def judge_bid(bid_id: str) -> None:
-    from tasks_market.services.bids import bid_judge
-
     bid_judge(bid_id=bid_id)
 
 
 @shared_task(name="tasks_market.tasks.run_benchmark", ignore_result=True)
 def run_benchmark(run_id: str) -> None:
-    from tasks_market.benchmark import benchmark_run
-
     benchmark_run(run_id=run_id)
 
 
@@ -48,10 +47,6 @@ def run_benchmark(run_id: str) -> None:
 def sweep_deliveries() -> dict[str, int]:
     """Beat: recover lost or stuck dispatches, bids whose judge job was lost and refunds still due (see
     CELERY_BEAT_SCHEDULE)."""
-    from tasks_market.services.bids import judgements_catch_up
-    from tasks_market.services.dispatch import deliveries_sweep
-    from tasks_market.services.payments import refunds_catch_up
-
     result = deliveries_sweep()
     judged = judgements_catch_up()
     refunds = refunds_catch_up()
@@ -67,6 +62,4 @@ def sweep_deliveries() -> dict[str, int]:
 @shared_task(name="tasks_market.tasks.refund_due_payment", ignore_result=True)
 def refund_due_payment(payment_id: str) -> None:
     """The refund of a payment that succeeded when nothing waited for it (payments.payment_refund_due)."""
-    from tasks_market.services.payments import payment_refund_due
-
     payment_refund_due(payment_id=payment_id)

@@ -7,6 +7,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from signed_delivery.attempts import Attempt
+
 # --- Inbound ---------------------------------------------------------------------------------------
 
 
@@ -174,29 +176,7 @@ class WebhookDelivery(models.Model):
         return f"{self.message_id} ({self.status})"
 
 
-class AttemptStatus(models.TextChoices):
-    PENDING = "pending", "Pending"  # recorded before sending; stays so if the worker died mid-call
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+class WebhookAttempt(Attempt):
+    """One HTTP call of a webhook delivery (see signed_delivery.attempts)."""
 
-
-class WebhookAttempt(models.Model):
-    """One HTTP call of a delivery: recorded before it is made, completed after."""
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempts")
-    number = models.PositiveIntegerField()
-    url = models.URLField(max_length=2000)
-    status = models.CharField(max_length=20, choices=AttemptStatus.choices, default=AttemptStatus.PENDING)
-    status_code = models.PositiveIntegerField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    response_excerpt = models.TextField(blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["number"]
-
-    def __str__(self) -> str:
-        return f"#{self.number} {self.status} {self.status_code or ''}".strip()

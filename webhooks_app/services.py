@@ -1,4 +1,5 @@
-"""Writes for outbound webhooks: subscriptions, their secrets, and publishing events (CONTRACT §10).
+"""Writes for outbound webhooks: subscriptions, their secrets, and publishing events
+(see docs/decisions.md#outbound-webhooks-and-agent-dispatch).
 
 Domain code publishes with `event_publish(owner=..., event_type=..., data=...)` from inside its own
 transaction: the event is written with the change, and nothing is sent unless that transaction commits.
@@ -6,27 +7,28 @@ transaction: the event is written with the change, and nothing is sent unless th
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
-from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
+from core.enqueue import enqueue_after_commit
 from core.errors import Conflict, NotFound
+from signed_delivery.sending import message_body
+from signed_delivery.signing import ROTATION_GRACE, new_secret
+from signed_delivery.signing import signing_secrets as current_secrets
 from webhooks_app.events import EVENT_TYPES
 from webhooks_app.models import DeliveryStatus, WebhookDelivery, WebhookEvent, WebhookSubscription
-from webhooks_app.signing import new_secret
 
 logger = logging.getLogger(__name__)
 
-ROTATION_GRACE = timedelta(hours=24)
 MAX_SUBSCRIPTIONS_PER_OWNER = 100
+# The Celery task making one attempt of a delivery (webhooks_app.tasks); queued by name, after commit.
+DELIVER_TASK = "webhooks_app.tasks.deliver_webhook"
 
 
 class SubscriptionLimitReached(Conflict):
@@ -84,12 +86,12 @@ def webhook_subscription_rotate_secret(*, owner, subscription_id: UUID, now=None
 
 def signing_secrets(subscription: WebhookSubscription, *, now=None) -> list[str]:
     """The secrets that sign a message now: the current one, plus the previous one during its grace."""
-    now = now or timezone.now()
-    secrets = [subscription.secret]
-    expires = subscription.previous_secret_expires_at
-    if subscription.previous_secret and expires is not None and expires > now:
-        secrets.append(subscription.previous_secret)
-    return secrets
+    return current_secrets(
+        secret=subscription.secret,
+        previous_secret=subscription.previous_secret,
+        previous_expires_at=subscription.previous_secret_expires_at,
+        now=now or timezone.now(),
+    )
 
 
 # --- Publishing ----------------------------------------------------------------------------------
@@ -106,11 +108,7 @@ def event_publish(*, owner, event_type: str, data: dict[str, Any]) -> None:
     """
     if event_type not in EVENT_TYPES:
         raise ValueError(f"{event_type!r} is not an outbound event type; add it to webhooks_app.events.EVENT_TYPES")
-    body = json.dumps(
-        {"type": event_type, "timestamp": timezone.now().isoformat(), "data": data},
-        cls=DjangoJSONEncoder,
-        separators=(",", ":"),
-    )
+    body = message_body(event_type, data).decode()
     webhook_event_record(owner_id=owner.pk, event_type=event_type, body=body)
 
 
@@ -138,16 +136,5 @@ def webhook_event_record(*, owner_id, event_type: str, body: str) -> WebhookEven
         ]
     )
     for delivery in deliveries:
-        enqueue_delivery(delivery.id)
+        enqueue_after_commit(DELIVER_TASK, str(delivery.id))
     return event
-
-
-def enqueue_delivery(delivery_id: UUID | str) -> None:
-    """Queue one attempt of a delivery once the current transaction commits."""
-    from webhooks_app.tasks import deliver_webhook
-
-    def enqueue() -> None:
-        # If the broker is down the delivery stays pending and the sweep queues it later.
-        deliver_webhook.delay(str(delivery_id))
-
-    transaction.on_commit(enqueue, robust=True)

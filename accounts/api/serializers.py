@@ -52,12 +52,16 @@ class TokenPairSerializer(serializers.Serializer):
 
     @staticmethod
     def payload(refresh) -> dict:
-        lifetime = settings.SIMPLE_JWT["ACCESS_TOKEN_LIFETIME"]
+        lifetime = int(settings.SIMPLE_JWT["ACCESS_TOKEN_LIFETIME"].total_seconds())
+        access = refresh.access_token
+        if access["exp"] > refresh["exp"]:  # no access token outlives its session's end
+            lifetime -= access["exp"] - refresh["exp"]
+            access.payload["exp"] = refresh["exp"]
         return {
-            "access": str(refresh.access_token),
+            "access": str(access),
             "refresh": str(refresh),
             "token_type": "Bearer",
-            "expires_in": int(lifetime.total_seconds()),
+            "expires_in": max(0, lifetime),
         }
 
 
@@ -79,3 +83,45 @@ class IssuedApiKeySerializer(serializers.Serializer):
     prefix = serializers.CharField(source="api_key.prefix")
     key = serializers.CharField(source="raw", help_text="The raw key. Shown only in this response; store it now.")
     created_at = serializers.DateTimeField(source="api_key.created_at")
+
+
+class UserUpdateInput(serializers.Serializer):
+    email = serializers.EmailField(max_length=254, required=False, help_text="The new e-mail address.")
+    current_password = serializers.CharField(
+        max_length=128,
+        trim_whitespace=False,
+        help_text="Required for any change; a wrong one counts as a failed login.",
+    )
+
+
+class CurrentPasswordInput(serializers.Serializer):
+    current_password = serializers.CharField(max_length=128, trim_whitespace=False)
+
+
+_NEW_PASSWORD_HELP = "8 to 128 characters, not only digits, not a commonly used password, not close to the e-mail."
+
+
+class PasswordChangeInput(serializers.Serializer):
+    current_password = serializers.CharField(max_length=128, trim_whitespace=False)
+    new_password = serializers.CharField(
+        min_length=8, max_length=128, trim_whitespace=False, help_text=_NEW_PASSWORD_HELP
+    )
+
+
+class LogoutInput(serializers.Serializer):
+    refresh = serializers.CharField(max_length=4096, help_text="The refresh token of the session to end.")
+
+
+class PasswordResetInput(serializers.Serializer):
+    email = serializers.EmailField(max_length=254)
+
+
+class PasswordResetConfirmInput(serializers.Serializer):
+    token = serializers.CharField(max_length=200, help_text="The token from the reset mail, `<uid>.<token>`.")
+    new_password = serializers.CharField(
+        min_length=8, max_length=128, trim_whitespace=False, help_text=_NEW_PASSWORD_HELP
+    )
+
+
+class AcceptedSerializer(serializers.Serializer):
+    detail = serializers.CharField()

@@ -3,26 +3,45 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework_simplejwt.tokens import RefreshToken
 
 from accounts.api.serializers import (
+    AcceptedSerializer,
     ApiKeyInput,
     ApiKeySerializer,
+    CurrentPasswordInput,
     IssuedApiKeySerializer,
+    LogoutInput,
+    PasswordChangeInput,
+    PasswordResetConfirmInput,
+    PasswordResetInput,
     RefreshInput,
     RegisterInput,
     TokenInput,
     TokenPairSerializer,
     UserSerializer,
+    UserUpdateInput,
 )
 from accounts.selectors import api_keys_of
-from accounts.services import EmailTaken, api_key_create, api_key_revoke, refresh_token_rotate, user_create
+from accounts.services import (
+    EmailTaken,
+    api_key_create,
+    api_key_revoke,
+    password_change,
+    password_reset_confirm,
+    password_reset_request,
+    refresh_token_issue,
+    refresh_token_revoke,
+    refresh_token_rotate,
+    user_create,
+    user_delete,
+    user_update,
+)
 from accounts.throttle import login_attempt_begin, login_attempt_forget, login_authenticate
 from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
-from core.api.schema import error_response
+from core.api.schema import AutoSchema, error_response
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.idempotency import idempotent, replay_only_while
 
 TAGS = ["auth"]
 
@@ -82,7 +101,7 @@ class TokenView(ApiView):
         )
         if user is None:
             raise exceptions.AuthenticationFailed("Wrong e-mail or password.")
-        return Response(TokenPairSerializer.payload(RefreshToken.for_user(user)))
+        return Response(TokenPairSerializer.payload(refresh_token_issue(user=user)))
 
 
 class TokenRefreshView(ApiView):
@@ -127,7 +146,9 @@ class ApiKeyListView(ApiView):
     def post(self, request):
         data = self.body(ApiKeyInput)
         issued = api_key_create(user=request.user, name=data["name"])
-        return Response(IssuedApiKeySerializer(issued).data, status=status.HTTP_201_CREATED)
+        response = Response(IssuedApiKeySerializer(issued).data, status=status.HTTP_201_CREATED)
+        # A retry gets the raw key again only while the key is live (see docs/decisions.md#retries-and-idempotency-key).
+        return replay_only_while(response, guard="api_key", object_id=issued.api_key.id)
 
 
 class ApiKeyDetailView(ApiView):
@@ -141,4 +162,156 @@ class ApiKeyDetailView(ApiView):
     )
     def delete(self, request, key_id):
         api_key_revoke(user=request.user, key_id=key_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class _BodyOnDeleteSchema(AutoSchema):
+    """drf-spectacular documents bodies on POST/PUT/PATCH only; `DELETE /auth/me` takes one (the password)."""
+
+    def _get_request_body(self, direction="request"):
+        if self.method != "DELETE":
+            return super()._get_request_body(direction)
+        self.method = "POST"
+        try:
+            return super()._get_request_body(direction)
+        finally:
+            self.method = "DELETE"
+
+
+_WRONG_PASSWORD = (
+    " A wrong `current_password` is a 422 at `body.current_password` and counts as a failed login "
+    "(over the limit: 429 with `Retry-After`)."
+)
+
+
+class MeView(ApiView):
+    access = Access.USER
+    schema = _BodyOnDeleteSchema()
+
+    @extend_schema(operation_id="auth_me", summary="Your account", tags=TAGS, responses={200: UserSerializer})
+    def get(self, request):
+        return Response(UserSerializer(request.user).data)
+
+    @extend_schema(
+        operation_id="auth_me_update",
+        summary="Change your e-mail address",
+        description="Needs the current password. The address is stored normalised (NFKC, casefolded)."
+        + _WRONG_PASSWORD,
+        tags=TAGS,
+        request=UserUpdateInput,
+        responses={200: UserSerializer, 409: error_response("The e-mail address is taken.")},
+    )
+    def patch(self, request):
+        data = self.body(UserUpdateInput)
+        user = user_update(
+            user=request.user,
+            current_password=data["current_password"],
+            email=data.get("email"),
+            client_ip=client_ip_of(request),
+        )
+        return Response(UserSerializer(user).data)
+
+    @extend_schema(
+        operation_id="auth_me_delete",
+        summary="Close your account",
+        description=(
+            "Needs the current password in the body. The account is anonymised and can never log in again; "
+            "every API key and every session (refresh and access token) stops working at once." + _WRONG_PASSWORD
+        ),
+        tags=TAGS,
+        request=CurrentPasswordInput,
+        responses={204: OpenApiResponse(description="Closed.")},
+    )
+    def delete(self, request):
+        data = self.body(CurrentPasswordInput)
+        user_delete(user=request.user, current_password=data["current_password"], client_ip=client_ip_of(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PasswordChangeView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="auth_password_change",
+        summary="Change your password",
+        description=(
+            "Every refresh and access token of the account stops working, this one's too; the answer is a "
+            "fresh pair for the caller. The new password must pass the password rules (else 422 at "
+            "`body.new_password`)." + _WRONG_PASSWORD
+        ),
+        tags=TAGS,
+        request=PasswordChangeInput,
+        responses={200: TokenPairSerializer},
+    )
+    def post(self, request):
+        data = self.body(PasswordChangeInput)
+        refresh = password_change(
+            user=request.user,
+            current_password=data["current_password"],
+            new_password=data["new_password"],
+            client_ip=client_ip_of(request),
+        )
+        return Response(TokenPairSerializer.payload(refresh))
+
+
+class LogoutView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="auth_logout",
+        summary="End a session (revoke its refresh token)",
+        description=(
+            "The refresh token is blacklisted; its access tokens expire on their own (at most "
+            "`expires_in` seconds). A token that is not a live refresh token of yours is a 422 at `body.refresh`."
+        ),
+        tags=TAGS,
+        request=LogoutInput,
+        responses={204: OpenApiResponse(description="Logged out.")},
+    )
+    def post(self, request):
+        data = self.body(LogoutInput)
+        refresh_token_revoke(user=request.user, raw=data["refresh"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+RESET_ACCEPTED = "If an account has this address, a reset token has been sent to it."
+
+
+class PasswordResetView(ApiView):
+    access = Access.PUBLIC
+
+    @extend_schema(
+        operation_id="auth_password_reset",
+        summary="Mail a password reset token",
+        description=(
+            "Always 202 with the same body, whether or not an account has the address: the lookup and the "
+            "mail happen in a background task. At most one mail per account per minute."
+        ),
+        tags=TAGS,
+        request=PasswordResetInput,
+        responses={202: AcceptedSerializer},
+    )
+    def post(self, request):
+        password_reset_request(email=self.body(PasswordResetInput)["email"])
+        return Response({"detail": RESET_ACCEPTED}, status=status.HTTP_202_ACCEPTED)
+
+
+class PasswordResetConfirmView(ApiView):
+    access = Access.PUBLIC
+
+    @extend_schema(
+        operation_id="auth_password_reset_confirm",
+        summary="Set a new password with a reset token",
+        description=(
+            "The token from the mail works once and expires (an hour by default). Every refresh and access "
+            "token of the account stops working; log in again. An invalid, used or expired token is a 422 "
+            "at `body.token`; a password the rules refuse a 422 at `body.new_password`."
+        ),
+        tags=TAGS,
+        request=PasswordResetConfirmInput,
+        responses={204: OpenApiResponse(description="The password is set.")},
+    )
+    def post(self, request):
+        data = self.body(PasswordResetConfirmInput)
+        password_reset_confirm(token=data["token"], new_password=data["new_password"])
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from django.utils import timezone
 
 from brands.audits.classification import classify
+from brands.audits.outcome import AuditFailed, AuditOutcome
 from brands.audits.text import top_keywords
 from brands.models import Brand, ResearchModule, TrackedGroupMember
 from brands.selectors.competitors import competitor_roster
 from brands.services.competitors import competitors_discover
-from brands.services.research import AuditFailed, AuditOutcome
 from core.outbound import OutboundError, UnsafeURL, fetch
 from core.pagefacts import extract_page_facts
 

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from brands.matching import normalize_name
 from brands.models.brand import Brand
 
 
@@ -118,8 +119,6 @@ class CompetitorSeed(CompetitorData):
 
     def save(self, *args, **kwargs):
         # A derived look-up column, like a slug: it must never disagree with `name`.
-        from brands.matching import normalize_name
-
         self.name_key = normalize_name(self.name)[:200]
         if kwargs.get("update_fields") is not None and "name" in kwargs["update_fields"]:
             kwargs["update_fields"] = {*kwargs["update_fields"], "name_key"}

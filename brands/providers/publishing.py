@@ -29,6 +29,7 @@ from urllib.parse import quote
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from brands.models import LocalPublishedPost
 from core.errors import ProviderUnavailable
 
 SUCCEEDED, FAILED, NEEDS_ATTENTION = "succeeded", "failed", "needs_attention"
@@ -149,8 +150,6 @@ class LocalPublisher:
         return _problems(payload)
 
     def publish(self, request: PublishRequest) -> PublishResult:
-        from brands.models import LocalPublishedPost
-
         problems, warnings = _problems(request.payload)
         if problems:
             first = next((p for p in problems if p.status == FAILED), problems[0])

@@ -21,7 +21,9 @@ from django.utils import timezone
 from brands.models import Publication, PublicationPhase, PublicationStatus
 from brands.providers.publishing import PublishRequest, PublishResult, get_publishing_provider
 from brands.selectors.brands import brand_of
+from core.enqueue import enqueue_after_commit, enqueue_now
 from core.errors import InvalidState, NotFound
+from webhooks_app.services import event_publish
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +63,6 @@ def _preview(data: dict, platform: str) -> dict:
 
 
 def _emit(publication: Publication, previous: str) -> None:
-    from webhooks_app.services import event_publish
-
     event_publish(
         owner=publication.brand.owner,
         event_type="publication.status_changed",
@@ -143,18 +143,9 @@ def publication_confirm(*, owner, publication_id: UUID) -> Publication:
         raise InvalidState(f"A {publication.status} publication cannot be confirmed.")
     publication = _reload(publication.id)
     _emit(publication, S.PREFLIGHT)
-    transaction.on_commit(lambda: _enqueue(publication.id))
+    # Not sent (broker down): it stays queued, the beat queues it again (publications_requeue) or it expires.
+    enqueue_after_commit("brands.tasks.publish_publication", str(publication.id))
     return publication
-
-
-def _enqueue(publication_id: UUID) -> None:
-    from brands.tasks import publish_publication
-
-    try:
-        publish_publication.apply_async(args=[str(publication_id)], retry=False)
-    except Exception:
-        # Stays queued: the beat queues it again (publications_requeue) or, failing that, it expires.
-        logger.warning("Could not enqueue publication %s", publication_id, exc_info=True)
 
 
 def publications_requeue(*, older_than: timedelta | None = None, limit: int = 500) -> int:
@@ -171,7 +162,7 @@ def publications_requeue(*, older_than: timedelta | None = None, limit: int = 50
     for publication_id in ids:
         if Publication.objects.filter(id=publication_id, status=S.QUEUED).update(updated_at=now):
             logger.info("publication %s still queued: queued again", publication_id)
-            _enqueue(publication_id)
+            enqueue_now("brands.tasks.publish_publication", str(publication_id))
             requeued += 1
     return requeued
 

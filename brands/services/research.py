@@ -3,7 +3,8 @@
 An audit is queued inside the caller's transaction and sent to Celery after commit. Each queueing
 draws a new `attempt_id`; the task names the attempt it was sent for and acts only on it, so a
 duplicate or superseded delivery does nothing. An audit that cannot be sent (broker down) is logged
-and its item goes back to what it was before: the caller never sees the failure (SPEC, link-team).
+and its item goes back to what it was before: the caller never sees the failure (see
+docs/decisions.md#domain-rules, "Link team"). No sweep queues a lost audit; it can be started again.
 """
 
 from __future__ import annotations
@@ -16,25 +17,16 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from kombu.exceptions import OperationalError
 
+from brands.audits import AUDITS
+from brands.audits.outcome import AuditFailed, AuditOutcome
 from brands.models import Artifact, Brand, ResearchItem, ResearchModule, ResearchStatus
+from core.enqueue import enqueue_now
 
 logger = logging.getLogger(__name__)
 
 # Audits every link-team starts; `website` only when the brand has a website URL to read.
 DEFAULT_AUDITS = (ResearchModule.BRAND_CLASSIFICATION, ResearchModule.COMPETITORS)
-
-
-class AuditFailed(Exception):
-    """An audit that ran and could not produce its result; the message is shown to the owner."""
-
-
-@dataclass(frozen=True)
-class AuditOutcome:
-    title: str
-    summary: str
-    data: dict
 
 
 @dataclass(frozen=True)
@@ -48,7 +40,7 @@ def audit_modules(*, brand: Brand, declared) -> list[str]:
     """The default audits plus the team-declared ones that exist, in order, without repeats.
 
     `declared` is the team's `config.audits`; anything that is not a module name is logged and
-    skipped (CONTRACT §11: a bad name never fails the call).
+    skipped: a bad name never fails the call (docs/decisions.md#domain-rules, "Link team").
     """
     modules: list[str] = [str(m) for m in DEFAULT_AUDITS]
     if brand.website_url:
@@ -96,18 +88,15 @@ def audits_queue(*, brand: Brand, modules: list[str]) -> None:
 
 def _send_all(brand_id, queued: list[tuple[str, uuid.UUID, _Previous]]) -> None:
     """One task per audit. When the broker cannot be reached, the rest are not even tried: each
-    attempt would only wait out the same connection timeout."""
-    from brands.tasks import run_audit
-
+    attempt would only wait out the same connection timeout. No sweep queues a lost audit, so what
+    was not sent is undone here."""
     broker_down = False
     for module, attempt_id, previous in queued:
         if not broker_down:
             try:
-                run_audit.apply_async(args=[str(brand_id), module, str(attempt_id)], retry=False)
-                continue
-            except OperationalError:
+                if enqueue_now("brands.tasks.run_audit", str(brand_id), module, str(attempt_id)):
+                    continue
                 broker_down = True
-                logger.warning("The task broker is unreachable; audits of brand %s skipped", brand_id, exc_info=True)
             except Exception:
                 logger.warning("Could not start the %s audit of brand %s; skipped", module, brand_id, exc_info=True)
         _undo(brand_id, module, attempt_id, previous)
@@ -150,8 +139,6 @@ def _claim(brand_id, module: str, attempt_id) -> bool:
 
 def audit_run(*, brand_id, module: str, attempt_id) -> str | None:
     """Run one audit attempt. Returns the final status, or None when there was nothing to do."""
-    from brands.audits import AUDITS
-
     if not _claim(brand_id, module, attempt_id):
         return None
     brand = Brand.objects.filter(id=brand_id).first()

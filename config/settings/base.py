@@ -250,6 +250,10 @@ SIMPLE_JWT = {
     "USER_ID_CLAIM": "user_id",
     "SIGNING_KEY": env.str("JWT_SIGNING_KEY", default=SECRET_KEY),
     "AUTH_HEADER_TYPES": ("Bearer",),
+    # Every token carries a hash of the password hash; a password change ends every access token at once
+    # (accounts.authentication) and every refresh token too (see docs/decisions.md#identity-and-authentication).
+    "CHECK_REVOKE_TOKEN": True,
+    "REVOKE_TOKEN_CLAIM": "hash_password",
 }
 
 SPECTACULAR_SETTINGS = {
@@ -460,6 +464,31 @@ PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
 # This server's public origin: the local provider's checkout pages (`/checkout/{session}`) are linked from
 # it, and Stripe Checkout sends the payer back to it when the API caller gave no success/cancel URL.
 PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="https://127.0.0.1:8443").rstrip("/")
+
+# --- E-mail and password reset (accounts) ---------------------------------------------------------------
+# EMAIL_URL (django-environ: smtp://user:pass@host:587, smtp+ssl://..., consolemail://) or the EMAIL_HOST,
+# EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS variables; a provider's HTTP API through
+# django-anymail (see docs/operations.md#e-mail). `make run` writes mail to files (config/settings/local.py).
+if env.str("EMAIL_URL", default=""):
+    vars().update(env.email_url("EMAIL_URL"))
+else:
+    EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+    EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+    EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+    EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+    EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+    EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="no-reply@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# A reset token is good for this many seconds, once (Django's PasswordResetTokenGenerator).
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=60 * 60)
+# At most one reset mail per account per this many seconds (a mailbox cannot be flooded through us).
+PASSWORD_RESET_MAIL_INTERVAL = env.int("PASSWORD_RESET_MAIL_INTERVAL", default=60)
+# A front-end page that takes the token, e.g. "https://app.example.com/reset#{token}"; empty: the mail
+# carries the token and the API call to make.
+PASSWORD_RESET_LINK = env.str("PASSWORD_RESET_LINK", default="")
+
 STRIPE_API_KEY = env.str("STRIPE_API_KEY", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com")
 # Plan name → Stripe price id, e.g. "starter=price_123,growth=price_456".

@@ -31,3 +31,7 @@ if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
 
 # Serve static files straight from the apps: a code change needs no `collectstatic`.
 WHITENOISE_USE_FINDERS = True
+
+# E-mail: one file per message under $VAR_DIR/mail/, its path logged at INFO (accounts.mail).
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="accounts.mail.FilePerMessageBackend")
+EMAIL_FILE_PATH = str(VAR_DIR / "mail")  # noqa: F405

@@ -33,3 +33,4 @@ MEDIA_ROOT = os.environ.get("MEDIA_ROOT", "/tmp/brandmarket-test-media")  # noqa
 # Serve static files (the docs' assets) straight from the apps, without `collectstatic`.
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = None  # nothing is collected in tests; the finders serve the apps' files
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"  # mail.outbox

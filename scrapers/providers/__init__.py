@@ -6,6 +6,8 @@ from django.conf import settings
 
 from core.errors import ProviderUnavailable
 from scrapers.providers.base import DatasetNotFound, Progress, ScraperProvider, SnapshotNotFound
+from scrapers.providers.brightdata import BrightDataProvider
+from scrapers.providers.local import LocalScraperProvider
 
 PROVIDERS = ("local", "brightdata")
 
@@ -16,11 +18,7 @@ def get_scraper_provider(name: str | None = None) -> ScraperProvider:
     """The provider called `name`, or the configured one (settings.SCRAPER_PROVIDER)."""
     name = name or settings.SCRAPER_PROVIDER
     if name == "local":
-        from scrapers.providers.local import LocalScraperProvider
-
         return LocalScraperProvider()
     if name == "brightdata":
-        from scrapers.providers.brightdata import BrightDataProvider
-
         return BrightDataProvider()
     raise ProviderUnavailable(f"Unknown scraper provider {name!r}.")

@@ -17,11 +17,11 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from core.enqueue import enqueue_after_commit
 from core.outbound import OutboundError, UnsafeURL, fetch
 from core.pagefacts import extract_page_facts
 from scrapers.models import LocalJobStatus, LocalScrapeJob
@@ -49,7 +49,7 @@ class LocalScraperProvider:
 
     def trigger(self, *, dataset_id: str, inputs: list[dict]) -> str:
         job = LocalScrapeJob.objects.create(id=new_snapshot_id(), dataset_id=dataset_id, inputs=list(inputs))
-        transaction.on_commit(lambda: _enqueue(job.id), robust=True)
+        enqueue_after_commit("scrapers.tasks.run_local_scrape", job.id)
         return job.id
 
     def progress(self, snapshot_id: str) -> Progress:
@@ -70,12 +70,6 @@ class LocalScraperProvider:
         if job.status in _PENDING:
             return None
         return job.records
-
-
-def _enqueue(job_id: str) -> None:
-    from scrapers.tasks import run_local_scrape
-
-    run_local_scrape.delay(job_id)
 
 
 # --- The work itself ----------------------------------------------------------------------------

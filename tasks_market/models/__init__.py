@@ -2,7 +2,6 @@
 
 from tasks_market.models.agents import Agent, BenchmarkRun, BenchmarkStatus
 from tasks_market.models.deliveries import (
-    AttemptStatus,
     Delivery,
     DeliveryAttempt,
     DeliveryStatus,
@@ -24,7 +23,6 @@ from tasks_market.models.market import (
 __all__ = [
     "Agent",
     "Artefact",
-    "AttemptStatus",
     "BenchmarkRun",
     "BenchmarkStatus",
     "Bid",

@@ -5,6 +5,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from signed_delivery.attempts import Attempt
+
 
 class DeliveryStatus(models.TextChoices):
     PENDING = "pending", "Pending"  # to be dispatched to the agent (retries on their schedule)
@@ -91,30 +93,8 @@ class DeliverySubmission(models.Model):
         return f"#{self.number} of {self.delivery_id}"
 
 
-class AttemptStatus(models.TextChoices):
-    PENDING = "pending", "Pending"  # recorded before sending; stays so if the worker died mid-call
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+class DeliveryAttempt(Attempt):
+    """One HTTP call dispatching a delivery to the agent (see signed_delivery.attempts)."""
 
-
-class DeliveryAttempt(models.Model):
-    """One HTTP call dispatching a delivery to the agent: recorded before it is made, completed after."""
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempts")
-    number = models.PositiveIntegerField()
     round = models.PositiveIntegerField()
-    url = models.URLField(max_length=2000)
-    status = models.CharField(max_length=20, choices=AttemptStatus.choices, default=AttemptStatus.PENDING)
-    status_code = models.PositiveIntegerField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    response_excerpt = models.TextField(blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["number"]
-
-    def __str__(self) -> str:
-        return f"#{self.number} {self.status} {self.status_code or ''}".strip()

@@ -10,10 +10,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.enqueue import enqueue_after_commit
 from core.errors import Conflict, NotFound
+from signed_delivery.signing import ROTATION_GRACE, new_secret, signing_secrets
 from tasks_market.models import Agent, BenchmarkRun, BenchmarkStatus
-from tasks_market.outbound import ROTATION_GRACE
-from webhooks_app.signing import new_secret
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,16 @@ def agent_register(
     )
 
 
+def agent_secrets(agent: Agent, *, now=None) -> list[str]:
+    """The secrets that sign for an agent now: the current one, plus the previous one during its grace."""
+    return signing_secrets(
+        secret=agent.signing_secret,
+        previous_secret=agent.previous_secret,
+        previous_expires_at=agent.previous_secret_expires_at,
+        now=now or timezone.now(),
+    )
+
+
 @transaction.atomic
 def agent_update_endpoint(*, owner, agent_id: UUID, endpoint_url: str) -> Agent:
     agent = _owned(owner, agent_id, lock=True)
@@ -81,8 +91,6 @@ def agent_rotate_secret(*, owner, agent_id: UUID, now=None) -> Agent:
 
 def benchmark_start(*, owner, agent_id: UUID, now=None) -> BenchmarkRun:
     """Queue a benchmark run (one at a time per agent); a Celery job runs it after commit."""
-    from tasks_market.tasks import run_benchmark
-
     now = now or timezone.now()
     try:
         with transaction.atomic():
@@ -97,7 +105,7 @@ def benchmark_start(*, owner, agent_id: UUID, now=None) -> BenchmarkRun:
             ).exists():
                 raise BenchmarkRunning()
             run = BenchmarkRun.objects.create(agent=agent)
-            transaction.on_commit(lambda: run_benchmark.delay(str(run.id)), robust=True)
+            enqueue_after_commit("tasks_market.tasks.run_benchmark", str(run.id))
     except IntegrityError as exc:
         raise BenchmarkRunning() from exc
     return run

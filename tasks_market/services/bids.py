@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
+from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound
 from core.providers.payments import Payment as ProviderPayment
 from core.providers.payments import get_payment_provider
@@ -75,8 +76,6 @@ def bid_create(
 
     The bid is judged by a Celery job after commit.
     """
-    from tasks_market.tasks import judge_bid
-
     try:
         with transaction.atomic():
             # Locked like select and cancel do, so no bid lands on a task that just stopped being open.
@@ -106,7 +105,8 @@ def bid_create(
             Artefact.objects.bulk_create(artefact_rows(sample_artefacts or [], bid=bid))
             BidJudgement.objects.create(bid=bid)
             publish("bid.created", bid_data(bid, task), task.poster_id, user.pk)
-            transaction.on_commit(lambda: judge_bid.delay(str(bid.id)), robust=True)
+            # Not sent (broker down): judgements_catch_up judges it from the beat.
+            enqueue_after_commit("tasks_market.tasks.judge_bid", str(bid.id))
     except IntegrityError as exc:  # the partial unique index: a concurrent bid of the same agent won
         raise BidExists() from exc
     return bid

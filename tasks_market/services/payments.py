@@ -20,6 +20,7 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
+from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
 from core.providers.payments import get_payment_provider
 from core.providers.payments.money import event_money_mismatch
@@ -178,17 +179,9 @@ def _refund_unexpected(payment: Payment, task: Task) -> Payment:
     )
     payment.refund_due_at = timezone.now()
     payment.save(update_fields=["refund_due_at", "updated_at"])
-    transaction.on_commit(lambda: _queue_refund(payment.id))
+    # Not sent (broker down): refunds_catch_up makes the refund from the beat.
+    enqueue_after_commit("tasks_market.tasks.refund_due_payment", str(payment.id))
     return payment
-
-
-def _queue_refund(payment_id: UUID) -> None:
-    from tasks_market.tasks import refund_due_payment
-
-    try:
-        refund_due_payment.delay(str(payment_id))
-    except Exception:  # the broker is down: the sweep makes the refund (refunds_catch_up)
-        logger.exception("could not queue the refund of payment %s", payment_id)
 
 
 def payment_refund_due(*, payment_id: UUID | str) -> Payment | None:

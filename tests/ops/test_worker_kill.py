@@ -23,8 +23,9 @@ import pytest
 from django.db.models import F
 
 from config.celery_app import app
-from tasks_market.models import AttemptStatus, Delivery, DeliveryAttempt, DeliveryStatus
-from tasks_market.services.dispatch import CLAIM_TIMEOUT
+from signed_delivery.attempts import AttemptStatus
+from signed_delivery.engine import CLAIM_TIMEOUT
+from tasks_market.models import Delivery, DeliveryAttempt, DeliveryStatus
 from tests.ops.conftest import ROOT, Output, process_env, stop
 from tests.servers import serve_http
 from tests.tasks_market.factories import AgentFactory, delivering_task

@@ -7,6 +7,7 @@ from decimal import Decimal
 import factory
 from django.utils import timezone
 
+from signed_delivery.signing import new_secret
 from tasks_market.models import (
     Agent,
     Bid,
@@ -20,7 +21,6 @@ from tasks_market.models import (
     TaskStatus,
 )
 from tests.factories import UserFactory
-from webhooks_app.signing import new_secret
 
 
 class AgentFactory(factory.django.DjangoModelFactory):

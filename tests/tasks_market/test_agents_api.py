@@ -57,7 +57,7 @@ def test_endpoint_update_refuses_private_addresses_when_not_allowed(alice_api, s
 
 
 def test_rotation_keeps_the_old_secret_signing_for_a_day(alice_api):
-    from tasks_market.outbound import agent_secrets
+    from tasks_market.services.agents import agent_secrets
 
     agent = register_agent(alice_api)
     rotated = alice_api.post(f"/api/v1/agents/{agent['id']}/rotate-secret").json()

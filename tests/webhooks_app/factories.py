@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import factory
 
+from signed_delivery.signing import new_secret
 from tests.factories import UserFactory
 from webhooks_app.models import WebhookSubscription
-from webhooks_app.signing import new_secret
 
 
 class WebhookSubscriptionFactory(factory.django.DjangoModelFactory):

@@ -16,11 +16,11 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
+from signed_delivery.signing import new_secret, sign_headers
 from tests.webhooks_app.factories import WebhookSubscriptionFactory
 from webhooks_app.delivery import MAX_ATTEMPTS, RETRY_DELAYS, webhook_deliveries_sweep, webhook_delivery_attempt
 from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookEvent, WebhookSubscription
 from webhooks_app.services import event_publish, webhook_subscription_rotate_secret
-from webhooks_app.signing import new_secret, sign_headers
 from webhooks_app.tasks import deliver_webhook
 
 pytestmark = pytest.mark.django_db

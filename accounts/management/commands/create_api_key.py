@@ -13,7 +13,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, email, name, **options):
         try:
-            user = User.objects.get(email__iexact=email)
+            user = User.objects.get_by_natural_key(email)
         except User.DoesNotExist as exc:
             raise CommandError(f"No user with e-mail {email}.") from exc
         issued = api_key_create(user=user, name=name)

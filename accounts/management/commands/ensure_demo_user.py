@@ -7,7 +7,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import ApiKey, User
+from accounts.models import ApiKey, User, normalise_email
 from accounts.services import api_key_create
 
 DEMO_EMAIL = "demo@example.com"
@@ -33,7 +33,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         # The local profile generates the password into $VAR_DIR/secrets.env; elsewhere a fresh one.
         password = getattr(settings, "DEMO_USER_PASSWORD", "") or secrets.token_urlsafe(18)
-        user = User.objects.filter(email__iexact=DEMO_EMAIL).first()
+        user = User.objects.filter(email=normalise_email(DEMO_EMAIL)).first()
         if user is None:
             user = User.objects.create_user(DEMO_EMAIL, password, is_staff=True, is_superuser=False, credits=100)
         elif not user.check_password(password) or user.is_superuser or not user.is_staff:

@@ -6,25 +6,14 @@ model uses which provider is the registry's business (assistant/registry.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
-
 from django.conf import settings
 
+from assistant.providers.images.base import GeneratedImage, ImageProvider
+from assistant.providers.images.local import LocalCanvas
+from assistant.providers.images.openai import OpenAIImages
 from core.errors import ProviderUnavailable
 
-
-@dataclass(frozen=True)
-class GeneratedImage:
-    content: bytes
-    content_type: str = "image/png"
-    extension: str = "png"
-
-
-class ImageProvider(Protocol):
-    def generate(self, *, prompt: str, model: str) -> GeneratedImage:
-        """Raises core.errors.ProviderError (bad answer) or ProviderUnavailable (cannot be reached)."""
-        ...
+__all__ = ["GeneratedImage", "ImageProvider", "get_image_provider", "is_configured"]
 
 
 def is_configured(provider: str) -> bool:
@@ -39,9 +28,5 @@ def get_image_provider(provider: str) -> ImageProvider:
     if not is_configured(provider):
         raise ProviderUnavailable(f"The image provider {provider!r} is not configured on this server.")
     if provider == "openai":
-        from assistant.providers.images.openai import OpenAIImages
-
         return OpenAIImages.from_settings()
-    from assistant.providers.images.local import LocalCanvas
-
     return LocalCanvas()

@@ -14,7 +14,7 @@ import textwrap
 
 from PIL import Image, ImageDraw, ImageFont
 
-from assistant.providers.images import GeneratedImage
+from assistant.providers.images.base import GeneratedImage
 
 SIZE = 512
 MAX_TEXT_LINES = 4

@@ -6,7 +6,7 @@ import base64
 import binascii
 from typing import Any
 
-from assistant.providers.images import GeneratedImage
+from assistant.providers.images.base import GeneratedImage
 from assistant.providers.openai_http import OpenAIClient
 from core.errors import ProviderError
 

@@ -15,37 +15,17 @@ as plain instructions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol, TypedDict
-
 from django.conf import settings
 
+from assistant.providers.llm.base import ChatMessage, LLMProvider, LLMReply
+from assistant.providers.llm.local import LocalLLM
+from assistant.providers.llm.openai import OpenAILLM
 
-class ChatMessage(TypedDict):
-    role: str  # "user" | "assistant"
-    content: str
-
-
-@dataclass(frozen=True)
-class LLMReply:
-    text: str
-    model: str
-
-
-class LLMProvider(Protocol):
-    def complete(
-        self, *, system: str, messages: list[ChatMessage], max_tokens: int = 800, json_mode: bool = False
-    ) -> LLMReply:
-        """Raises core.errors.ProviderError (bad answer) or ProviderUnavailable (cannot be reached)."""
-        ...
+__all__ = ["ChatMessage", "LLMProvider", "LLMReply", "get_llm_provider"]
 
 
 def get_llm_provider(name: str | None = None) -> LLMProvider:
     name = name or settings.LLM_PROVIDER
     if name == "openai":
-        from assistant.providers.llm.openai import OpenAILLM
-
         return OpenAILLM.from_settings()
-    from assistant.providers.llm.local import LocalLLM
-
     return LocalLLM()

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from assistant.providers.llm import ChatMessage, LLMReply
+from assistant.providers.llm.base import ChatMessage, LLMReply
 from assistant.providers.llm.local_tools import brief_suggestions, creative_brief, keywords, taglines
 
 MODEL = "local-template-1"

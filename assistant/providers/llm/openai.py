@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 
-from assistant.providers.llm import ChatMessage, LLMReply
+from assistant.providers.llm.base import ChatMessage, LLMReply
 from assistant.providers.openai_http import OpenAIClient
 from core.errors import ProviderError
 

@@ -1,4 +1,4 @@
-"""Standard Webhooks signing (CONTRACT §10), shared by outbound webhooks and agent dispatch.
+"""Standard Webhooks signing, the one place that signs (see docs/decisions.md#outbound-webhooks-and-agent-dispatch).
 
     webhook-id: <msg id, the same on every retry>
     webhook-timestamp: <unix seconds>
@@ -12,16 +12,28 @@ from __future__ import annotations
 
 import base64
 import secrets as random
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from standardwebhooks import Webhook
 
 SECRET_PREFIX = "whsec_"
+# After a rotation the previous secret keeps signing beside the new one for this long.
+ROTATION_GRACE = timedelta(hours=24)
 
 
 def new_secret() -> str:
     """`whsec_` + base64 of 32 random bytes, the form the standardwebhooks libraries accept."""
     return SECRET_PREFIX + base64.b64encode(random.token_bytes(32)).decode()
+
+
+def signing_secrets(
+    *, secret: str, previous_secret: str, previous_expires_at: datetime | None, now: datetime
+) -> list[str]:
+    """The secrets that sign now: the current one, plus the previous one during its grace period."""
+    secrets = [secret]
+    if previous_secret and previous_expires_at is not None and previous_expires_at > now:
+        secrets.append(previous_secret)
+    return secrets
 
 
 def sign_headers(secrets: list[str], msg_id: str, timestamp: int | datetime, body: bytes | str) -> dict[str, str]:

@@ -1,16 +1,11 @@
-"""Signed POSTs to agents' endpoints (dispatches and benchmark cases), signed like outbound webhooks.
-
-Standard Webhooks headers (CONTRACT §10) with every secret the agent currently signs with. The URL
-is resolved and checked before every call and the call goes to the checked address (core.outbound);
-redirects are not followed; only 2xx is success.
-"""
+"""One signed POST through core.outbound: the URL is resolved and checked before every call and the call
+goes to the checked address; no redirects; a total deadline; only a 2xx is success."""
 
 from __future__ import annotations
 
 import json
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -18,16 +13,15 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
 from core.outbound import OutboundError, UnsafeURL, request
-from webhooks_app.signing import sign_headers
+from signed_delivery.signing import sign_headers
 
 EXCERPT_BYTES = 1024
-ROTATION_GRACE = timedelta(hours=24)
 
 
 @dataclass(frozen=True)
 class CallResult:
     status_code: int | None
-    error: str = ""
+    error: str = ""  # what failed ("connection refused", "timed out after 15 s"), never the answer's body
     excerpt: str = ""
     duration_ms: int | None = None
     refused: bool = False  # the URL itself was refused: retrying cannot help
@@ -37,26 +31,17 @@ class CallResult:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def agent_secrets(agent, *, now=None) -> list[str]:
-    """The secrets that sign for an agent now: the current one, plus the previous one during its grace."""
-    now = now or timezone.now()
-    secrets = [agent.signing_secret]
-    expires = agent.previous_secret_expires_at
-    if agent.previous_secret and expires is not None and expires > now:
-        secrets.append(agent.previous_secret)
-    return secrets
-
-
 def message_body(message_type: str, data: dict[str, Any]) -> bytes:
+    """The body every signed message has: `{"type", "timestamp", "data"}`, compact JSON."""
     body = {"type": message_type, "timestamp": timezone.now().isoformat(), "data": data}
     return json.dumps(body, cls=DjangoJSONEncoder, separators=(",", ":")).encode()
 
 
 def post_signed(url: str, *, secrets: list[str], msg_id: str, body: bytes, deadline: float | None = None) -> CallResult:
-    """One signed POST through core.outbound (checked, pinned, no redirects, total deadline:
-    OUTBOUND_CALL_DEADLINE_SECONDS unless given). The error says what failed, never the answer's body."""
+    """Sign `body` with every secret (timestamp: the real time of sending) and POST it to `url`, within
+    `deadline` seconds in all (OUTBOUND_CALL_DEADLINE_SECONDS unless given)."""
     headers = sign_headers(secrets, msg_id, int(time.time()), body)
-    headers.update({"content-type": "application/json"})
+    headers["content-type"] = "application/json"
     started = time.monotonic()
     try:
         result = request(

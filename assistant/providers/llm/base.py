@@ -1,0 +1,25 @@
+"""The chat-completion providers' interface: `complete(system=..., messages=[...])` gives back an LLMReply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, TypedDict
+
+
+class ChatMessage(TypedDict):
+    role: str  # "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    model: str
+
+
+class LLMProvider(Protocol):
+    def complete(
+        self, *, system: str, messages: list[ChatMessage], max_tokens: int = 800, json_mode: bool = False
+    ) -> LLMReply:
+        """Raises core.errors.ProviderError (bad answer) or ProviderUnavailable (cannot be reached)."""
+        ...
