@@ -1,6 +1,6 @@
 from django.urls import path
 
-from assistant.api import tools_views, views
+from assistant.api import views
 
 urlpatterns = [
     path("assistant/messages", views.AssistantMessagesView.as_view(), name="assistant-messages"),
@@ -15,8 +15,8 @@ urlpatterns = [
         name="allmodelchat-credits-transactions",
     ),
     path("allmodelchat/generate/image", views.ImageGenerateView.as_view(), name="allmodelchat-generate-image"),
-    path("brief/generate", tools_views.BriefGenerateView.as_view(), name="brief-generate"),
-    path("brief/suggestions", tools_views.BriefSuggestionsView.as_view(), name="brief-suggestions"),
-    path("signature/tagline", tools_views.TaglineView.as_view(), name="signature-tagline"),
-    path("signature/scrape-website", tools_views.ScrapeWebsiteView.as_view(), name="signature-scrape-website"),
+    path("brief/generate", views.BriefGenerateView.as_view(), name="brief-generate"),
+    path("brief/suggestions", views.BriefSuggestionsView.as_view(), name="brief-suggestions"),
+    path("signature/tagline", views.TaglineView.as_view(), name="signature-tagline"),
+    path("signature/scrape-website", views.ScrapeWebsiteView.as_view(), name="signature-scrape-website"),
 ]

@@ -324,7 +324,7 @@ SPECTACULAR_SETTINGS = {
         "TaskCategoryEnum": "tasks_market.models.market.TaskCategory",
         "CurrencyEnum": "tasks_market.models.market.CURRENCIES",
         "JudgeCriterionEnum": "tasks_market.judge.CRITERIA",
-        "PreviewKindEnum": "brands.api.publication_serializers.PREVIEW_KINDS",
+        "PreviewKindEnum": "brands.api.serializers.publications.PREVIEW_KINDS",
         "CreditTransactionKindEnum": "assistant.models.CreditTransaction.Kind",
     },
     "POSTPROCESSING_HOOKS": [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from django.http import QueryDict
@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core.access import Access
+from core.api import filters
 from core.api.converters import InvalidUUID
 from core.api.permissions import IsStaff, RejectApiKeys
 from core.api.validation import RequestValidationError, uuid_error, validate
@@ -53,22 +54,58 @@ class ApiView(APIView):
             serializer_class, self.request.data, loc="body", context=self.get_serializer_context(), **kwargs
         )
 
-    def query(self, serializer_class: type[serializers.Serializer]) -> dict[str, Any]:
-        if serializer_class.__dict__.get("context_free"):
+    def query(self, *parts: type[serializers.Serializer] | type[filters.FilterSet]) -> dict[str, Any]:
+        """The query parsed by each part (a serializer, or a FilterSet of core.api.filters), merged; the
+        errors of all parts together, in the order of the parts."""
+        if all(_context_free(part) for part in parts):
             items = tuple((name, tuple(values)) for name, values in self.request.query_params.lists())
-            return dict(_validated_query(serializer_class, items))
-        return validate(serializer_class, self.request.query_params, loc="query", context=self.get_serializer_context())
+            return dict(_parsed_query(parts, items))
+        return _parse_query(parts, self.request.query_params, self.get_serializer_context())
 
     def get_serializer_context(self) -> dict[str, Any]:
         return {"request": self.request, "view": self}
 
 
+def _context_free(part) -> bool:
+    """FilterSets always are (core.api.filters.FilterSet); a serializer when it declares
+    `context_free = True` in its own body."""
+    return issubclass(part, filters.FilterSet) or bool(part.__dict__.get("context_free"))
+
+
+@cache
+def _query_names(parts: tuple) -> frozenset[str]:
+    return frozenset().union(*(filters.query_names(part) for part in parts))
+
+
+def _parse_query(parts: tuple, data: QueryDict, context: dict | None) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    errors: list[dict[str, Any]] = []
+    for part in parts:
+        try:
+            if issubclass(part, filters.FilterSet):
+                result.update(filters.parse(part, data))
+            else:
+                result.update(validate(part, data, loc="query", context=context))
+        except RequestValidationError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise RequestValidationError(errors)
+    return result
+
+
 @lru_cache(maxsize=1024)
-def _validated_query(serializer_class: type[serializers.Serializer], items: tuple) -> dict[str, Any]:
-    """The validated query of a serializer that declares `context_free = True` in its own body (a pure
-    function of the query string: no context, no database): per process, so the hottest list does not
-    run DRF's field machinery for the same few query strings again and again. Errors are not kept."""
+def _parsed_query(parts: tuple, items: tuple) -> dict[str, Any]:
+    """The parsed query when every part is a pure function of the parameters it reads (no context, no
+    database): per process, so the hottest list does not run the field machinery for the same few
+    query strings again and again. Errors are not kept. Keyed first by the whole query (the cheapest
+    key to build), then by the parameters the parts read, so unknown ones cannot defeat the cache."""
+    names = _query_names(parts)
+    return _parsed_known(parts, tuple(item for item in items if item[0] in names))
+
+
+@lru_cache(maxsize=1024)
+def _parsed_known(parts: tuple, items: tuple) -> dict[str, Any]:
     data = QueryDict(mutable=True)
     for name, values in items:
         data.setlist(name, list(values))
-    return validate(serializer_class, data, loc="query")
+    return _parse_query(parts, data, None)

@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from core.api.pagination import PageQuery
 from scrapers.models import SnapshotStatus
 from scrapers.providers import PROVIDERS
 
@@ -48,11 +47,6 @@ class SnapshotCreateInput(serializers.Serializer):
     inputs = serializers.ListField(
         child=SnapshotInputSerializer(), min_length=1, max_length=100, help_text="1 to 100 inputs."
     )
-
-
-class SnapshotListQuery(PageQuery):
-    status = serializers.ChoiceField(choices=SnapshotStatus.choices, required=False)
-    provider = serializers.ChoiceField(choices=PROVIDERS, required=False)
 
 
 class SnapshotSerializer(serializers.Serializer):

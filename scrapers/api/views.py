@@ -5,16 +5,17 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import envelope, page, render_page
+from core.api.filters import filtered, parameters
+from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
 from scrapers.api.serializers import (
     SnapshotCreateInput,
-    SnapshotListQuery,
     SnapshotProgressSerializer,
     SnapshotSerializer,
 )
+from scrapers.filters import SnapshotFilter
 from scrapers.providers import DatasetNotFound
 from scrapers.selectors import snapshot_get, snapshot_list
 from scrapers.services import snapshot_refresh, snapshot_trigger
@@ -30,13 +31,13 @@ class SnapshotListView(ApiView):
         summary="List scraping snapshots (staff)",
         description="Newest first, as stored (the poller keeps running ones current).",
         tags=TAGS,
-        parameters=[SnapshotListQuery],
+        parameters=[PageQuery, parameters(SnapshotFilter)],
         responses=envelope(SnapshotSerializer),
     )
     def get(self, request):
-        params = self.query(SnapshotListQuery)
+        params = self.query(PageQuery, SnapshotFilter)
         rows, total, has_more = page(
-            snapshot_list(status=params.get("status"), provider=params.get("provider")),
+            filtered(SnapshotFilter, snapshot_list(), params),
             limit=params["limit"],
             offset=params["offset"],
         )

@@ -5,13 +5,15 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import envelope, page, render_page
+from core.api.filters import filtered, parameters
+from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
 from core.idempotency import idempotent
 from teams import selectors, services
-from teams.api.serializers import TeamHireInput, TeamListQuery, TeamSerializer, TeamUpdateInput
+from teams.api.serializers import TeamHireInput, TeamSerializer, TeamUpdateInput
+from teams.filters import TeamFilter
 
 TAGS = ["teams"]
 PROVIDER_ERRORS = {
@@ -27,13 +29,13 @@ class TeamListView(ApiView):
         operation_id="teams_list",
         summary="List your teams",
         tags=TAGS,
-        parameters=[TeamListQuery],
+        parameters=[parameters(TeamFilter), PageQuery],
         responses=envelope(TeamSerializer),
     )
     def get(self, request):
-        params = self.query(TeamListQuery)
+        params = self.query(TeamFilter, PageQuery)
         rows, total, has_more = page(
-            selectors.teams_of(request.user, status=params.get("status")),
+            filtered(TeamFilter, selectors.teams_of(request.user), params),
             limit=params["limit"],
             offset=params["offset"],
         )

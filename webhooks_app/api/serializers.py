@@ -6,10 +6,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.pagination import PageQuery
 from core.outbound import UnsafeURL, check_url
 from webhooks_app.events import EVENT_TYPES
-from webhooks_app.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookSubscription
+from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 # --- Inbound ------------------------------------------------------------------------------------
 
@@ -128,7 +127,3 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_payload(self, delivery: WebhookDelivery) -> dict:
         return json.loads(delivery.event.body)
-
-
-class DeliveryQuery(PageQuery):
-    status = serializers.ChoiceField(choices=DeliveryStatus.choices, required=False)

@@ -5,6 +5,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
+from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
@@ -12,7 +13,6 @@ from core.idempotency import idempotent
 from payments import signing
 from webhooks_app import selectors
 from webhooks_app.api.serializers import (
-    DeliveryQuery,
     InboundResultSerializer,
     IssuedSubscriptionSerializer,
     ProviderEventSerializer,
@@ -20,6 +20,7 @@ from webhooks_app.api.serializers import (
     WebhookDeliverySerializer,
     WebhookSubscriptionSerializer,
 )
+from webhooks_app.filters import DeliveryFilter
 from webhooks_app.inbound import MAX_BODY_BYTES, inbound_receive
 from webhooks_app.models import InboundOutcome
 from webhooks_app.services import (
@@ -195,12 +196,12 @@ class SubscriptionDeliveriesView(ApiView):
         operation_id="webhook_subscriptions_deliveries",
         summary="Deliveries of a subscription, newest first, with every attempt",
         tags=TAGS,
-        parameters=[DeliveryQuery],
+        parameters=[PageQuery, parameters(DeliveryFilter)],
         responses=envelope(WebhookDeliverySerializer),
     )
     def get(self, request, subscription_id):
         subscription = selectors.subscription_get(owner=request.user, subscription_id=subscription_id)
-        params = self.query(DeliveryQuery)
-        deliveries = selectors.delivery_list(subscription=subscription, status=params.get("status"))
+        params = self.query(PageQuery, DeliveryFilter)
+        deliveries = filtered(DeliveryFilter, selectors.delivery_list(subscription=subscription), params)
         rows, total, has_more = page(deliveries, limit=params["limit"], offset=params["offset"])
         return Response(render_page(WebhookDeliverySerializer, rows, total, has_more))

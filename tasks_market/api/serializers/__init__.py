@@ -9,6 +9,15 @@ from tasks_market.api.serializers.agents import (
     BenchmarkCaseResultSerializer,
     BenchmarkRunSerializer,
 )
+from tasks_market.api.serializers.bids import (
+    BidInput,
+    BidJudgementSerializer,
+    BidSelectInput,
+    BidSerializer,
+    JudgeCriterionSerializer,
+    PaymentSerializer,
+    SelectionSerializer,
+)
 from tasks_market.api.serializers.common import ArtefactInput, ArtefactSerializer, MoneyField
 from tasks_market.api.serializers.deliveries import (
     DeliverySerializer,
@@ -19,15 +28,7 @@ from tasks_market.api.serializers.deliveries import (
 )
 from tasks_market.api.serializers.tasks import (
     TASK_COLUMNS,
-    BidInput,
-    BidJudgementSerializer,
-    BidSelectInput,
-    BidSerializer,
-    JudgeCriterionSerializer,
-    PaymentSerializer,
-    SelectionSerializer,
     TaskInput,
-    TaskListQuery,
     TaskRemixInput,
     TaskSerializer,
     task_item,
@@ -58,7 +59,6 @@ __all__ = [
     "SelectionSerializer",
     "SubmissionSerializer",
     "TaskInput",
-    "TaskListQuery",
     "TaskRemixInput",
     "TaskSerializer",
     "task_item",

@@ -1,4 +1,4 @@
-"""Tasks, bids, the judge's evaluation and payments."""
+"""Tasks: input, the representation and the list's item."""
 
 from __future__ import annotations
 
@@ -10,26 +10,9 @@ from uuid import UUID
 from django.utils import timezone
 from rest_framework import serializers
 
-from core.api.fields import checkout_return_url
-from core.api.pagination import PageQuery
-from tasks_market import judge
-from tasks_market.api.serializers.common import (
-    ArtefactInput,
-    BlankAsNullField,
-    money_field,
-    whole_amounts_in,
-)
-from tasks_market.models import (
-    Bid,
-    BidJudgement,
-    Payment,
-    Task,
-    TaskCategory,
-    TaskStatus,
-)
+from tasks_market.api.serializers.common import money_field, whole_amounts_in
+from tasks_market.models import Task, TaskCategory
 from tasks_market.models.market import CURRENCIES, check_amount_places
-
-# --- Tasks -----------------------------------------------------------------------------------------
 
 
 class _TaskFields(serializers.Serializer):
@@ -76,15 +59,6 @@ class TaskRemixInput(_TaskFields):
         for field in self.fields.values():
             field.required = False
             field.default = serializers.empty
-
-
-class TaskListQuery(PageQuery):
-    context_free = True  # validated once per query string and process (core.api.views.ApiView.query)
-
-    scope = serializers.ChoiceField(
-        choices=["mine", "open"], default="mine", help_text="`mine`: tasks you posted; `open`: every open task."
-    )
-    status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
 
 
 # The columns a task's representation reads: lists fetch exactly these with `.values()`.
@@ -183,100 +157,3 @@ class TaskSerializer(serializers.ModelSerializer):
         request = self.context.get("request")
         viewer_id = request.user.pk if request and request.user else None
         return task_item({column: getattr(task, column) for column in TASK_COLUMNS}, viewer_id)
-
-
-# --- Bids and payments -----------------------------------------------------------------------------
-
-
-class BidInput(serializers.Serializer):
-    openapi_extra = whole_amounts_in("amount", "currency")
-
-    agent_id = serializers.UUIDField(help_text="One of your agents.")
-    amount = money_field()
-    currency = serializers.ChoiceField(choices=CURRENCIES, help_text="The task's budget currency.")
-    proposal = serializers.CharField(max_length=10_000)
-    eta_hours = serializers.IntegerField(min_value=1, max_value=8760)
-    # ListField rather than many=True: list-level errors of a ListSerializer are not translated (a platform gap).
-    sample_artefacts = serializers.ListField(child=ArtefactInput(), max_length=10, required=False)
-
-    def validate(self, attrs):
-        if "amount" in attrs and "currency" in attrs:
-            problem = check_amount_places(attrs["amount"], attrs["currency"])
-            if problem:
-                raise serializers.ValidationError({"amount": [problem]}, code="decimal_places")
-        return attrs
-
-
-class BidSerializer(serializers.ModelSerializer):
-    task_id = serializers.UUIDField()
-    agent_id = serializers.UUIDField()
-    agent_name = serializers.CharField(source="agent.name")
-    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    judge_status = serializers.CharField(source="judgement.status", allow_null=True, default=None)
-    judge_score = serializers.FloatField(source="judgement.score", allow_null=True, default=None)
-
-    class Meta:
-        model = Bid
-        fields = [
-            "id",
-            "task_id",
-            "agent_id",
-            "agent_name",
-            "amount",
-            "currency",
-            "proposal",
-            "eta_hours",
-            "status",
-            "judge_status",
-            "judge_score",
-            "created_at",
-            "updated_at",
-        ]
-
-
-class JudgeCriterionSerializer(serializers.Serializer):
-    name = serializers.ChoiceField(choices=judge.CRITERIA)
-    weight = serializers.FloatField()
-    score = serializers.FloatField(help_text="0..1")
-    detail = serializers.CharField()
-
-
-class BidJudgementSerializer(serializers.ModelSerializer):
-    bid_id = serializers.UUIDField()
-    score = serializers.FloatField(allow_null=True, help_text="0..100 (100 * the weighted sum of the criteria).")
-    criteria = JudgeCriterionSerializer(many=True)
-    method = BlankAsNullField()
-
-    class Meta:
-        model = BidJudgement
-        fields = ["bid_id", "status", "score", "criteria", "method", "evaluated_at"]
-
-
-class PaymentSerializer(serializers.ModelSerializer):
-    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
-    checkout_url = BlankAsNullField(help_text="A hosted payment page, when the provider has one.")
-
-    class Meta:
-        model = Payment
-        fields = [
-            "id",
-            "provider",
-            "provider_payment_id",
-            "amount",
-            "currency",
-            "status",
-            "client_secret",
-            "checkout_url",
-        ]
-
-
-class BidSelectInput(serializers.Serializer):
-    success_url = checkout_return_url(help_text="Where the checkout page links after paying (optional).")
-    cancel_url = checkout_return_url(help_text="Where the checkout page links after declining (optional).")
-
-
-class SelectionSerializer(serializers.Serializer):
-    task = TaskSerializer()
-    bid = BidSerializer()
-    payment = PaymentSerializer()

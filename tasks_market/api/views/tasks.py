@@ -8,7 +8,8 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import counted, envelope, page_compiled
+from core.api.filters import parameters
+from core.api.pagination import PageQuery, counted, envelope, page_compiled
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.compiled import CompiledRead
@@ -18,12 +19,12 @@ from tasks_market import selectors
 from tasks_market.api.serializers import (
     TASK_COLUMNS,
     TaskInput,
-    TaskListQuery,
     TaskRemixInput,
     TaskSerializer,
     task_item,
 )
 from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
+from tasks_market.filters import TaskFilter
 from tasks_market.services import tasks as services
 
 TAGS = ["tasks"]
@@ -58,11 +59,11 @@ class TaskListView(ApiView):
         operation_id="tasks_list",
         summary="List your tasks, or the open ones",
         tags=TAGS,
-        parameters=[TaskListQuery],
+        parameters=[PageQuery, parameters(TaskFilter)],
         responses=envelope(TaskSerializer),
     )
     def get(self, request):
-        params = self.query(TaskListQuery)
+        params = self.query(PageQuery, TaskFilter)
         scope, status = params["scope"], params.get("status")
         viewer_id = request.user.pk if request.user else None
         values = ([viewer_id] if scope == "mine" else []) + ([status] if status else [])

@@ -3,7 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from brands.api.fields import OptionalTextField
-from brands.models import Publication, PublicationAction, PublicationPhase, PublicationPlatform, PublicationStatus
+from brands.models import Publication, PublicationAction, PublicationPhase, PublicationPlatform
 
 PREVIEW_KINDS = ["image", "video", "carousel"]
 PHASE_HELP = "Finer step inside the status. " + "; ".join(f"`{v}`: {label}" for v, label in PublicationPhase.choices)
@@ -119,10 +119,10 @@ class PublicationSerializer(serializers.ModelSerializer):
         ]
 
 
-class PublicationListQuery(serializers.Serializer):
-    status = serializers.ChoiceField(choices=PublicationStatus.choices, required=False)
-    platform = serializers.ChoiceField(choices=PublicationPlatform.choices, required=False)
-    action = serializers.ChoiceField(choices=PublicationAction.choices, required=False)
-    creative_id = serializers.UUIDField(required=False)
+class PublicationPageQuery(serializers.Serializer):
+    """The publications' own paging (a bare array, larger pages); the filters are brands.filters."""
+
+    context_free = True  # validated once per query string and process (core.api.views.ApiView.query)
+
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)

@@ -6,7 +6,6 @@ from rest_framework import serializers
 
 from brands.api.fields import DomainField, social_links_field
 from brands.models import Brand, BrandKit, ResearchModule, ResearchStatus
-from core.api.pagination import PageQuery
 
 _HEX_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
@@ -114,10 +113,6 @@ class BrandKitUpdateInput(serializers.Serializer):
 
 class BrandKitInput(BrandKitUpdateInput):
     brand_id = serializers.UUIDField(help_text="One of your brands.")
-
-
-class BrandKitListQuery(PageQuery):
-    brand_id = serializers.UUIDField(required=False, help_text="Only this brand's kits.")
 
 
 class LinkTeamSerializer(serializers.Serializer):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from brands.api.ads_serializers import AdSimulationInput, AdSimulationSerializer
+from brands.api.serializers.ads import AdSimulationInput, AdSimulationSerializer
 from brands.simulator import Metrics, SimulationOverflow, simulate
 from core.access import Access
 from core.api.validation import RequestValidationError, error

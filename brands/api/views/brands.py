@@ -4,20 +4,21 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.brand_serializers import (
+from brands.api.serializers.brands import (
     BrandInput,
     BrandKitInput,
-    BrandKitListQuery,
     BrandKitSerializer,
     BrandKitUpdateInput,
     BrandSerializer,
     LinkTeamSerializer,
     ResearchStatusSerializer,
 )
+from brands.filters import BrandKitFilter
 from brands.selectors.brands import brand_of, brands_of, kit_of, kits_of
 from brands.selectors.research import research_status
 from brands.services import brands as services
 from core.access import Access
+from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
@@ -114,13 +115,13 @@ class BrandKitListView(ApiView):
         summary="List your brand kits",
         description="Newest first.",
         tags=KIT_TAGS,
-        parameters=[BrandKitListQuery],
+        parameters=[parameters(BrandKitFilter), PageQuery],
         responses=envelope(BrandKitSerializer),
     )
     def get(self, request):
-        params = self.query(BrandKitListQuery)
+        params = self.query(BrandKitFilter, PageQuery)
         rows, total, has_more = page(
-            kits_of(request.user, brand_id=params.get("brand_id")), limit=params["limit"], offset=params["offset"]
+            filtered(BrandKitFilter, kits_of(request.user), params), limit=params["limit"], offset=params["offset"]
         )
         return Response(render_page(BrandKitSerializer, rows, total, has_more))
 

@@ -4,11 +4,13 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.publication_serializers import PublicationCreateInput, PublicationListQuery, PublicationSerializer
+from brands.api.serializers.publications import PublicationCreateInput, PublicationPageQuery, PublicationSerializer
+from brands.filters import PublicationFilter
 from brands.selectors.brands import brand_of
 from brands.selectors.publications import publications_of
 from brands.services import publications as services
 from core.access import Access
+from core.api.filters import filtered, parameters
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.idempotency import idempotent
@@ -24,14 +26,14 @@ class BrandPublicationListView(ApiView):
         summary="The brand's publications",
         description="Newest first, filtered by the query. A bare array (limit 1-200, default 50; offset).",
         tags=TAGS,
-        parameters=[PublicationListQuery],
+        parameters=[parameters(PublicationFilter), PublicationPageQuery],
         responses=PublicationSerializer(many=True),
     )
     def get(self, request, brand_id):
-        params = self.query(PublicationListQuery)
-        limit, offset = params.pop("limit"), params.pop("offset")
+        params = self.query(PublicationFilter, PublicationPageQuery)
+        limit, offset = params["limit"], params["offset"]
         brand = brand_of(request.user, brand_id)
-        rows = publications_of(brand, **params)[offset : offset + limit]
+        rows = filtered(PublicationFilter, publications_of(brand), params)[offset : offset + limit]
         return Response(PublicationSerializer(rows, many=True).data)
 
     @extend_schema(

@@ -8,16 +8,17 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.competitor_serializers import (
+from brands.api.serializers.competitors import (
     CompetitorInput,
-    CompetitorListQuery,
     CompetitorSerializer,
     CompetitorUpdateInput,
 )
+from brands.filters import CompetitorFilter
 from brands.selectors.brands import brand_of
 from brands.selectors.competitors import competitor_roster_bytes
 from brands.services import competitors as services
 from core.access import Access
+from core.api.filters import parameters
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.idempotency import idempotent
@@ -47,11 +48,11 @@ class CompetitorListView(ApiView):
             "more."
         ),
         tags=TAGS,
-        parameters=[CompetitorListQuery],
+        parameters=[parameters(CompetitorFilter)],
         responses=CompetitorSerializer(many=True),
     )
     def get(self, request, brand_id):
-        params = self.query(CompetitorListQuery)
+        params = self.query(CompetitorFilter)
         brand = brand_of(request.user, brand_id)
         # Ready bytes from the cache (brands.roster_cache), rendered by the selector on a miss:
         # thousands of rows would cost more through a serializer than everything else in the request.

@@ -4,7 +4,6 @@ from rest_framework import serializers
 
 from brands.api.fields import DomainField
 from brands.models import Advertiser, Artifact, ResearchModule
-from core.api.pagination import PageQuery
 
 MODULES_HELP = (
     "Module names: competitors, brand_classification, paid_media, organic_social, seo, website "
@@ -109,7 +108,3 @@ class ArtifactDetailSerializer(serializers.ModelSerializer):
     class Meta:
         model = Artifact
         fields = ["id", "brand_id", "module", "kind", "title", "summary", "created_at", "data"]
-
-
-class ArtifactListQuery(PageQuery):
-    module = serializers.ChoiceField(choices=ResearchModule.choices, required=False)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from brands.api.brand_serializers import BrandClassificationSerializer
 from brands.api.fields import DomainField, social_links_field
+from brands.api.serializers.brands import BrandClassificationSerializer
 from brands.models import SeedOrigin
 
 
@@ -57,12 +57,6 @@ class CompetitorSerializer(serializers.Serializer):
     source = serializers.ChoiceField(
         choices=["seo_discovery", "brand_kit"],
         help_text="seo_discovery rows carry full data and can be starred and edited; brand_kit rows are name-only.",
-    )
-
-
-class CompetitorListQuery(serializers.Serializer):
-    removed = serializers.BooleanField(
-        default=False, help_text="true: only the removed seed rows (each with override.removed true)."
     )
 
 

@@ -5,9 +5,8 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from brands.api.intelligence_serializers import (
+from brands.api.serializers.intelligence import (
     ArtifactDetailSerializer,
-    ArtifactListQuery,
     ArtifactSerializer,
     ModuleQuery,
     TrackedGroupCreateInput,
@@ -15,6 +14,7 @@ from brands.api.intelligence_serializers import (
     TrackedGroupSerializer,
     TrackedGroupUpdateInput,
 )
+from brands.filters import ArtifactFilter
 from brands.selectors.brands import brand_of
 from brands.selectors.intelligence import (
     artifact_of,
@@ -25,6 +25,7 @@ from brands.selectors.intelligence import (
 )
 from brands.services import intelligence as services
 from core.access import Access
+from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError
@@ -161,14 +162,14 @@ class ArtifactListView(ApiView):
         summary="The brand's intelligence history",
         description="Newest first. Each audit run writes one artifact (also when it failed).",
         tags=TAGS,
-        parameters=[ArtifactListQuery],
+        parameters=[PageQuery, parameters(ArtifactFilter)],
         responses=envelope(ArtifactSerializer),
     )
     def get(self, request, brand_id):
-        params = self.query(ArtifactListQuery)
+        params = self.query(PageQuery, ArtifactFilter)
         brand = brand_of(request.user, brand_id)
         rows, total, has_more = page(
-            artifacts_of(brand, module=params.get("module")), limit=params["limit"], offset=params["offset"]
+            filtered(ArtifactFilter, artifacts_of(brand), params), limit=params["limit"], offset=params["offset"]
         )
         return Response(render_page(ArtifactSerializer, rows, total, has_more))
 

@@ -1,0 +1,1 @@
+"""The brands API serializers, one module per area (as brands.api.views)."""

@@ -1,0 +1,150 @@
+"""List filters as django-filter FilterSets, answering bad input in the 422 shape of core.api.validation.
+
+A list view parses its query with `ApiView.query(PageQuery, XxxFilter)`: paging stays a serializer, the
+filters are a FilterSet (one `filters.py` per app), and the errors of both come back together, in the
+order the parts are given. The FilterSet then filters the selector's queryset (`filtered`), or, where the
+read is compiled (the task list), only hands over its parsed values. See docs/decisions.md#list-filters.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import django_filters
+from django import forms
+from django.http import QueryDict
+from rest_framework import fields as drf_fields
+from rest_framework import serializers
+
+from core.api.validation import RequestValidationError, error, uuid_error
+
+
+class StrictBooleanField(forms.Field):
+    """DRF's boolean words (`true`, `1`, `yes`, `on`...); anything else is an error, not "no filter" as
+    django-filter's NullBooleanField would have it."""
+
+    def to_python(self, value):
+        if value in (None, ""):
+            return None
+        if value in drf_fields.BooleanField.TRUE_VALUES:
+            return True
+        if value in drf_fields.BooleanField.FALSE_VALUES:
+            return False
+        raise forms.ValidationError("Input should be a valid boolean", code="invalid")
+
+
+class BooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+
+class StrictUUIDField(forms.UUIDField):
+    """As DRF's UUIDField: surrounding spaces are an error, not stripped."""
+
+    def __init__(self, **kwargs):
+        super().__init__(strip=False, **kwargs)
+
+
+class UUIDFilter(django_filters.UUIDFilter):
+    field_class = StrictUUIDField
+
+
+class FilterSet(django_filters.FilterSet):
+    """A filter with `initial=` takes that value when the query leaves it out or empty, as a serializer
+    field's `default` does. Declare only filters whose parsing is a pure function of the query string
+    (choices, and this module's UUIDs and booleans: no ModelChoiceFilter): their parsing is cached per
+    query string."""
+
+    def __init__(self, data=None, *args, **kwargs):
+        super().__init__(None if data is None else with_defaults(type(self), data), *args, **kwargs)
+
+    def get_form_class(self):
+        return form_class(type(self))
+
+
+@cache
+def form_class(filterset_class: type[FilterSet]) -> type[forms.Form]:
+    """The FilterSet's form, built once per class rather than per request (the form copies its fields
+    when it is instantiated, so sharing the class-level ones is safe)."""
+    fields = {name: filter_.field for name, filter_ in filterset_class.base_filters.items()}
+    return type(f"{filterset_class.__name__}Form", (filterset_class._meta.form,), fields)
+
+
+def with_defaults(filterset_class: type[FilterSet], data: QueryDict) -> QueryDict:
+    data = data.copy()
+    for name, filter_ in filterset_class.base_filters.items():
+        initial = filter_.extra.get("initial")
+        if initial is not None and not data.get(name):
+            data[name] = initial
+    return data
+
+
+def parse(filterset_class: type[FilterSet], data: QueryDict) -> dict[str, Any]:
+    """The FilterSet's values for `data`, without the filters left empty; or RequestValidationError."""
+    form = form_class(filterset_class)(with_defaults(filterset_class, data))
+    if not form.is_valid():
+        raise RequestValidationError(
+            [
+                _error(form.fields[name], detail, data.get(name), ["query", name])
+                for name, details in form.errors.as_data().items()
+                for detail in details
+            ]
+        )
+    return {name: value for name, value in form.cleaned_data.items() if value not in (None, "")}
+
+
+def filtered(filterset_class: type[FilterSet], queryset, params: dict[str, Any]):
+    """`queryset` narrowed by the FilterSet's filters, with values from `parse` (so parsing can be cached
+    apart from the queryset)."""
+    for name, filter_ in filterset_class.base_filters.items():
+        if name in params:
+            queryset = filter_.filter(queryset, params[name])
+    return queryset
+
+
+def _error(field: forms.Field, detail: forms.ValidationError, value: Any, loc: list) -> dict[str, Any]:
+    # The messages a DRF serializer field of the same kind gives (core.api.validation._type_error).
+    if isinstance(field, forms.ChoiceField):
+        names = [repr(str(key)) for key, _ in field.choices if key != ""]
+        expected = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        return error("literal_error", loc, f"Input should be {expected}", value, {"expected": expected})
+    if isinstance(field, forms.UUIDField):
+        return uuid_error(value, loc)
+    if isinstance(field, StrictBooleanField):
+        return error("bool_parsing", loc, "Input should be a valid boolean, unable to interpret input", value)
+    message = " ".join(detail.messages)
+    return error("value_error", loc, f"Value error, {message}", value, {"error": message})
+
+
+# --- Schema ----------------------------------------------------------------------------------------
+
+
+@cache
+def parameters(filterset_class: type[FilterSet]) -> type[serializers.Serializer]:
+    """For `extend_schema(parameters=[...])`: the FilterSet's query parameters as the serializer that
+    described them before, so the schema shows the same names, enums, types and defaults."""
+    attrs: dict[str, Any] = {"__module__": filterset_class.__module__}
+    for name, filter_ in filterset_class.base_filters.items():
+        kwargs: dict[str, Any] = {"help_text": filter_.extra.get("help_text")}
+        initial = filter_.extra.get("initial")
+        if initial is None:
+            kwargs["required"] = False
+        else:
+            kwargs["default"] = initial
+        if isinstance(filter_, django_filters.ChoiceFilter):
+            attrs[name] = serializers.ChoiceField(choices=filter_.extra["choices"], **kwargs)
+        elif isinstance(filter_, UUIDFilter):
+            attrs[name] = serializers.UUIDField(**kwargs)
+        elif isinstance(filter_, BooleanFilter):
+            attrs[name] = serializers.BooleanField(**kwargs)
+        else:
+            raise TypeError(f"{filterset_class.__name__}.{name}: no schema for {type(filter_).__name__}")
+    name = filterset_class.__name__.removesuffix("Filter") + "FilterQuery"
+    return type(name, (serializers.Serializer,), attrs)
+
+
+def query_names(part: type[serializers.Serializer] | type[FilterSet]) -> frozenset[str]:
+    """The query parameters a part reads (the others are ignored, and kept out of the parse cache's key)."""
+    if issubclass(part, FilterSet):
+        return frozenset(part.base_filters)
+    return frozenset(part._declared_fields)

@@ -1,0 +1,16 @@
+"""The query filters of the delivery list (core.api.filters; docs/decisions.md#list-filters)."""
+
+from __future__ import annotations
+
+import django_filters
+
+from core.api.filters import FilterSet
+from webhooks_app.models import DeliveryStatus, WebhookDelivery
+
+
+class DeliveryFilter(FilterSet):
+    status = django_filters.ChoiceFilter(choices=DeliveryStatus.choices)
+
+    class Meta:
+        model = WebhookDelivery
+        fields = []
