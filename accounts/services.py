@@ -29,6 +29,7 @@ from rest_framework_simplejwt.tokens import RefreshToken
 from rest_framework_simplejwt.utils import datetime_from_epoch, get_md5_hash_password
 
 from accounts.models import ApiKey, User, normalise_email
+from accounts.throttle import login_attempt_begin, login_attempt_forget
 from assistant.services import credits_grant_signup
 from core.api.validation import RequestValidationError, error
 from core.enqueue import enqueue_after_commit
@@ -145,8 +146,6 @@ def refresh_tokens_revoke_all(*, user: User) -> int:
 
 def current_password_check(*, user: User, password: str, client_ip: str) -> None:
     """422 at body.current_password unless it is `user`'s; each wrong one costs a login guess (accounts.throttle)."""
-    from accounts.throttle import login_attempt_begin, login_attempt_forget
-
     attempt = login_attempt_begin(email=user.email, client_ip=client_ip)
     if not user.check_password(password):
         raise InputRejected("The current password is wrong.", loc=["body", "current_password"])

@@ -100,10 +100,6 @@ def normalize_domain(value: str) -> str:
     return host if _HOSTNAME.match(host) else ""
 
 
-def is_hostname(value: str) -> bool:
-    return bool(_HOSTNAME.match(value))
-
-
 def _sorted_tokens(key: str) -> str:
     return " ".join(sorted(key.split()))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -29,9 +30,8 @@ def check_cache() -> None:
 
 
 def check_broker() -> None:
-    from config.celery_app import app
-
-    with app.connection_for_write() as conn:
+    # The project's app (config/celery_app.py), current once the settings package is imported.
+    with current_app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
 
 

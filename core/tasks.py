@@ -4,6 +4,7 @@ from celery import shared_task
 from django.core.cache import cache
 
 from core.idempotency import idempotency_keys_prune
+from core.retention import logs_prune
 
 
 @shared_task(name="core.tasks.ping")
@@ -18,8 +19,6 @@ def ping(token: str) -> str:
 
 @shared_task(name="core.tasks.prune_logs", ignore_result=True)
 def prune_logs() -> dict[str, int]:
-    from core.retention import logs_prune
-
     return logs_prune()
 
 

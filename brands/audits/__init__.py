@@ -13,7 +13,7 @@ from django.utils import timezone
 from brands.audits.classification import classify
 from brands.audits.outcome import AuditFailed, AuditOutcome
 from brands.audits.text import top_keywords
-from brands.models import Brand, ResearchModule, TrackedGroupMember
+from brands.models import Brand, CompetitorSource, ResearchModule, TrackedGroupMember
 from brands.selectors.competitors import competitor_roster
 from brands.services.competitors import competitors_discover
 from core.outbound import OutboundError, UnsafeURL, fetch
@@ -134,7 +134,7 @@ def _platforms(links) -> set[str]:
 def audit_organic_social(brand: Brand) -> AuditOutcome:
     """Where the brand is present on social platforms, against where its competitors are."""
     own = _platforms(brand.social_links)
-    competitors = [r for r in competitor_roster(brand) if r["source"] == "seo_discovery"]
+    competitors = [r for r in competitor_roster(brand) if r["source"] == CompetitorSource.SEO_DISCOVERY]
     counts: Counter = Counter()
     for row in competitors:
         counts.update(_platforms(row["social_links"]))
@@ -157,7 +157,7 @@ def audit_organic_social(brand: Brand) -> AuditOutcome:
 
 def audit_paid_media(brand: Brand) -> AuditOutcome:
     """Which paid platforms the competitors advertise on, and the advertisers tracked for it."""
-    competitors = [r for r in competitor_roster(brand) if r["source"] == "seo_discovery"]
+    competitors = [r for r in competitor_roster(brand) if r["source"] == CompetitorSource.SEO_DISCOVERY]
     counts: Counter = Counter()
     for row in competitors:
         counts.update(str(p) for p in row["active_paid_media_platforms"])

@@ -1,7 +1,7 @@
 """Models of the brands app, one module per area."""
 
 from brands.models.brand import Brand, BrandKit, ResearchItem, ResearchModule, ResearchStatus
-from brands.models.competitors import BrandCompetitor, CompetitorSeed, SeedOrigin
+from brands.models.competitors import BrandCompetitor, CompetitorSeed, CompetitorSource, SeedOrigin
 from brands.models.intelligence import Advertiser, Artifact, TrackedGroup, TrackedGroupFork, TrackedGroupMember
 from brands.models.publications import (
     LocalPublishedPost,
@@ -19,6 +19,7 @@ __all__ = [
     "BrandCompetitor",
     "BrandKit",
     "CompetitorSeed",
+    "CompetitorSource",
     "LocalPublishedPost",
     "Publication",
     "PublicationAction",

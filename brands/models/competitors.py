@@ -24,26 +24,11 @@ class SeedOrigin(models.TextChoices):
     PRIVATE = "private", "Private"
 
 
-# The competitor data fields a seed carries and a copy may override (and a manual row holds).
-DATA_FIELDS = (
-    "name",
-    "canonical_domain",
-    "website_url",
-    "homepage_url",
-    "website_header_image_url",
-    "description",
-    "notes",
-    "industry",
-    "brand_classification",
-    "country",
-    "content_url",
-    "youtube_channel_url",
-    "social_links",
-    "analysis_data",
-    "active_paid_media_platforms",
-    "advertiser_id",
-    "advertiser_resolved_at",
-)
+class CompetitorSource(models.TextChoices):
+    """Where a roster row comes from (docs/decisions.md#competitor-rows). Not stored: rows are merged per read."""
+
+    SEO_DISCOVERY = "seo_discovery"
+    BRAND_KIT = "brand_kit"
 
 
 class CompetitorData(models.Model):

@@ -25,7 +25,7 @@ from django.db import connection
 from django.db.models import Q
 
 from brands.matching import normalize_name
-from brands.models import Brand, BrandCompetitor, CompetitorSeed, TrackedGroupMember
+from brands.models import Brand, BrandCompetitor, CompetitorSeed, CompetitorSource, TrackedGroupMember
 
 # Text fields, rendered as null when empty.
 TEXT_FIELDS = (
@@ -114,7 +114,7 @@ _ROW_JSON = ",\n        ".join(
         f"'active_paid_media_platforms', COALESCE({_field('active_paid_media_platforms')}, '[]'::jsonb)",
         f"'created_at', {_ts('COALESCE(s.created_at, c.created_at)')}",
         f"'updated_at', {_ts('GREATEST(s.updated_at, c.updated_at)')}",
-        "'source', 'seo_discovery'",
+        f"'source', '{CompetitorSource.SEO_DISCOVERY.value}'",
     ]
 )
 _NAME_KEY = "(CASE WHEN s.id IS NULL OR c.edited_fields ? 'name' THEN NULL ELSE s.name_key END)"
@@ -211,7 +211,7 @@ def _row_dict(brand: Brand, seed: CompetitorSeed | None, copy: BrandCompetitor |
         "active_paid_media_platforms": _value("active_paid_media_platforms", seed, copy) or [],
         "created_at": iso(seed.created_at if seed is not None else copy.created_at),
         "updated_at": iso(max(stamps)),
-        "source": "seo_discovery",
+        "source": CompetitorSource.SEO_DISCOVERY.value,
     }
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from uuid import UUID
 
 from brands.matching import NameIndex, normalize_name
-from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
+from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed, CompetitorSource
 from brands.roster_cache import cached_bytes, roster_slot
 from brands.selectors.competitor_rows import (
     TEXT_FIELDS,
@@ -39,9 +39,6 @@ from brands.selectors.competitor_rows import (
     seed_row_id,
 )
 from core.errors import NotFound
-
-SEO_DISCOVERY = "seo_discovery"
-BRAND_KIT = "brand_kit"
 
 __all__ = ["brand_seeds", "seed_row_id"]  # re-exported for services
 
@@ -72,7 +69,7 @@ def _kit_row_json(brand: Brand, kit_id: UUID, created_at: datetime, updated_at: 
         "active_paid_media_platforms": [],
         "created_at": iso(created_at),
         "updated_at": iso(updated_at),
-        "source": BRAND_KIT,
+        "source": CompetitorSource.BRAND_KIT.value,
     }
     return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 

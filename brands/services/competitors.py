@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from brands.matching import normalize_domain, normalize_name
-from brands.models import Advertiser, Brand, BrandCompetitor, CompetitorSeed
+from brands.models import Advertiser, Brand, BrandCompetitor, CompetitorSeed, CompetitorSource
 from brands.roster_cache import roster_changed, shared_competitors_changed
 from brands.selectors.brands import brand_of
 from brands.selectors.competitors import (
@@ -233,7 +233,7 @@ def competitors_discover(*, brand: Brand) -> dict[str, Any]:
         adopted = _adopt_kit_names(brand)
         resolved = _resolve_identities(brand)
     roster = competitor_roster(brand)
-    discovered = [r for r in roster if r["source"] == "seo_discovery"]
+    discovered = [r for r in roster if r["source"] == CompetitorSource.SEO_DISCOVERY]
     names: dict[str, str] = {}  # advertiser id -> the name the brand's roster shows (first row wins)
     for r in discovered:
         if r["advertiser_id"]:

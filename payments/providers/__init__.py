@@ -10,6 +10,8 @@ from django.conf import settings
 
 from core.errors import ProviderUnavailable
 from payments.providers.base import Payment, PaymentProvider, PaymentStatus, Subscription, SubscriptionStatus
+from payments.providers.local import LocalPaymentProvider
+from payments.providers.stripe import StripePaymentProvider
 
 __all__ = [
     "Payment",
@@ -25,11 +27,7 @@ def get_payment_provider() -> PaymentProvider:
     """The provider named by settings.PAYMENTS_PROVIDER (`local` by default)."""
     name = settings.PAYMENTS_PROVIDER
     if name == "local":
-        from payments.providers.local import LocalPaymentProvider
-
         return LocalPaymentProvider()
     if name == "stripe":
-        from payments.providers.stripe import StripePaymentProvider
-
         return StripePaymentProvider.from_settings()
     raise ProviderUnavailable(f"Unknown payment provider {name!r}.")

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from brands.api.fields import DomainField, social_links_field
 from brands.api.serializers.brands import BrandClassificationSerializer
-from brands.models import SeedOrigin
+from brands.models import CompetitorSource, SeedOrigin
 
 
 class CompetitorOverrideSerializer(serializers.Serializer):
@@ -55,7 +55,7 @@ class CompetitorSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
     source = serializers.ChoiceField(
-        choices=["seo_discovery", "brand_kit"],
+        choices=CompetitorSource.values,
         help_text="seo_discovery rows carry full data and can be starred and edited; brand_kit rows are name-only.",
     )
 
