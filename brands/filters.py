@@ -29,7 +29,7 @@ class PublicationFilter(FilterSet):
 
 
 class CompetitorFilter(FilterSet):
-    # Not a queryset filter: the roster is merged and cached per brand and `removed` (brands.roster_cache).
+    # Not a queryset filter: the roster is merged and cached per brand and `removed` (brands.selectors.roster_cache).
     removed = BooleanFilter(
         initial=False, help_text="true: only the removed seed rows (each with override.removed true)."
     )

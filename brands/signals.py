@@ -1,5 +1,5 @@
 """Cache invalidation only (no business rules here: they live in services): ORM saves and deletes of what a
-competitors roster is built from mark the cached roster stale after commit (brands.roster_cache).
+competitors roster is built from mark the cached roster stale after commit (brands.selectors.roster_cache).
 Bulk writes send no signals; the services that make them call roster_cache themselves."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db.models.signals import post_delete, post_save
 
 from brands.models import Advertiser, Brand, BrandCompetitor, BrandKit, CompetitorSeed, TrackedGroup
-from brands.roster_cache import roster_changed, shared_competitors_changed
+from brands.selectors.roster_cache import roster_changed, shared_competitors_changed
 
 
 def _brand_row(sender, instance, **kwargs) -> None:

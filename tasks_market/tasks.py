@@ -1,4 +1,5 @@
-"""Celery tasks of the marketplace: thin, taking ids, each safe to run twice (claimed or status-guarded)."""
+"""Celery jobs of the marketplace (background work, not the marketplace's `Task` entity, which is in
+models/market.py): thin, taking ids, each safe to run twice (claimed or status-guarded)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import datetime
 
 from celery import shared_task
 
-from tasks_market.benchmark import benchmark_run
+from tasks_market.services.benchmarks import benchmark_run
 from tasks_market.services.bids import bid_judge, judgements_catch_up
 from tasks_market.services.dispatch import deliveries_sweep, delivery_dispatch_attempt
 from tasks_market.services.payments import payment_refund_due, refunds_catch_up

@@ -3,9 +3,9 @@ from __future__ import annotations
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
-from assistant.catalogue import ATTACHMENT_TYPES, CHANNEL_CHOICES, IMAGE_PROVIDERS, OBJECTIVE_CHOICES, TONES
+from assistant.domain.catalogue import ATTACHMENT_TYPES, CHANNEL_CHOICES, IMAGE_PROVIDERS, OBJECTIVE_CHOICES, TONES
+from assistant.domain.image_models import IMAGE_MODELS, MODEL_IDS
 from assistant.models import AssistantMessage, CreditTopUp, CreditTransaction
-from assistant.registry import IMAGE_MODELS, MODEL_IDS
 from core.api.fields import BlankAsNullField, checkout_return_url
 
 # --- Assistant ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from assistant import freetools, selectors, services
+from assistant import selectors, services
 from assistant.api.serializers import (
     AssistantExchangeSerializer,
     AssistantMessageInput,
@@ -29,7 +29,8 @@ from assistant.api.serializers import (
     TaglinesSerializer,
     WebsiteFactsSerializer,
 )
-from assistant.registry import IMAGE_MODELS, default_model
+from assistant.domain.image_models import IMAGE_MODELS, default_model
+from assistant.services import free_tools
 from core.access import Access
 from core.api.pagination import PageQuery, envelope, page, render_page
 from core.api.schema import error_response
@@ -320,7 +321,7 @@ class BriefGenerateView(ApiView):
     )
     def post(self, request):
         data = self.body(BriefInput)
-        brief = freetools.brief_generate(
+        brief = free_tools.brief_generate(
             brand_name=data.get("brand_name", ""),
             website=data.get("website", ""),
             objective=data["objective"],
@@ -342,7 +343,7 @@ class BriefSuggestionsView(ApiView):
     )
     def get(self, request):
         params = self.query(BriefSuggestionsQuery)
-        return Response(BriefSuggestionsSerializer(freetools.brief_suggestions(query=params["q"].strip())).data)
+        return Response(BriefSuggestionsSerializer(free_tools.brief_suggestions(query=params["q"].strip())).data)
 
 
 class TaglineView(ApiView):
@@ -357,7 +358,7 @@ class TaglineView(ApiView):
     )
     def post(self, request):
         data = self.body(TaglineInput)
-        result = freetools.taglines_generate(
+        result = free_tools.taglines_generate(
             brand_name=data["brand_name"], description=data["description"], tone=data["tone"], count=data["count"]
         )
         return Response(TaglinesSerializer(result).data)
@@ -382,8 +383,8 @@ class ScrapeWebsiteView(ApiView):
     def post(self, request):
         data = self.body(ScrapeWebsiteInput)
         try:
-            facts = freetools.website_facts(url=data["url"])
-        except (UnsafeURL, freetools.PageUnavailable) as exc:
+            facts = free_tools.website_facts(url=data["url"])
+        except (UnsafeURL, free_tools.PageUnavailable) as exc:
             message = str(exc)
             raise RequestValidationError(
                 [error("value_error", ["body", "url"], f"Value error, {message}", data["url"], {"error": message})]

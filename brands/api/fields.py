@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from brands.matching import normalize_domain
+from brands.domain.matching import normalize_domain
 
 # The forms DomainField takes, for the schema: a host name with at least one dot, optionally with a scheme and
 # a path ("acme.com", "https://www.acme.com/about"). The field itself parses with urlsplit and checks the host.

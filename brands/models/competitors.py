@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from brands.matching import normalize_name
+from brands.domain.matching import normalize_name
 from brands.models.brand import Brand
 
 
@@ -84,7 +84,7 @@ class CompetitorSeed(CompetitorData):
         help_text="Set on private seeds only.",
     )
     target_domain = models.CharField(max_length=253, db_index=True, help_text="The brand domain it competes with.")
-    # The normalised name (brands.matching.normalize_name), kept for exact look-ups across targets.
+    # The normalised name (brands.domain.matching.normalize_name), kept for exact look-ups across targets.
     name_key = models.CharField(max_length=200, blank=True, db_index=True)
 
     class Meta:

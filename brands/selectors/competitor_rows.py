@@ -24,7 +24,7 @@ from uuid import UUID
 from django.db import connection
 from django.db.models import Q
 
-from brands.matching import normalize_name
+from brands.domain.matching import normalize_name
 from brands.models import Brand, BrandCompetitor, CompetitorSeed, CompetitorSource, TrackedGroupMember
 
 # Text fields, rendered as null when empty.

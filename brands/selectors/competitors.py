@@ -7,7 +7,7 @@
 - Manual rows: copies without a seed.
 - Brand-kit rows: every name of every kit of the brand (oldest kit first), name only, with the
   stable id uuid5(kit id, normalised name), unless it duplicates a discovered row or an earlier kit
-  name (brands.matching; the discovered row wins). Removed rows do not hide kit names.
+  name (brands.domain.matching; the discovered row wins). Removed rows do not hide kit names.
 - Active roster order: starred first, then seo_discovery before brand_kit, then name.
 
 Speed: a roster can hold thousands of rows. The discovered rows come rendered as JSON text
@@ -26,9 +26,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from brands.matching import NameIndex, normalize_name
+from brands.domain.matching import NameIndex, normalize_name
 from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed, CompetitorSource
-from brands.roster_cache import cached_bytes, roster_slot
 from brands.selectors.competitor_rows import (
     TEXT_FIELDS,
     Row,
@@ -38,6 +37,7 @@ from brands.selectors.competitor_rows import (
     iso,
     seed_row_id,
 )
+from brands.selectors.roster_cache import cached_bytes, roster_slot
 from core.errors import NotFound
 
 __all__ = ["brand_seeds", "seed_row_id"]  # re-exported for services
@@ -81,7 +81,7 @@ def merge_kit_names(discovered_keys: Iterable[str], kits: Iterable[KitNames]) ->
     """The roster merge (docs/decisions.md#domain-rules) as a pure function of its inputs: the kit names
     (kits oldest first) that duplicate neither a discovered row (the discovered row wins) nor an earlier kit name, as
     sort-ready tuples (casefolded name, row id, name, key, kit id, created_at, updated_at) in roster
-    order. Building and querying brands.matching.NameIndex is about linear in the names;
+    order. Building and querying brands.domain.matching.NameIndex is about linear in the names;
     the result depends on nothing else, so it can be cached per input."""
     index = NameIndex(discovered_keys)
     kit_rows = []
@@ -114,7 +114,7 @@ def competitor_roster_json(brand: Brand, *, removed: bool = False) -> str:
 
 def competitor_roster_bytes(brand: Brand, *, removed: bool = False, gzip: bool = False) -> bytes | None:
     """competitor_roster_json as UTF-8 bytes, from the cache while no write has touched the brand's
-    roster since (brands.roster_cache); `gzip` gives the compressed copy (None when too small)."""
+    roster since (brands.selectors.roster_cache); `gzip` gives the compressed copy (None when too small)."""
     slot = roster_slot(brand.id, removed=removed)  # the generations first, then the database
     return cached_bytes(slot, lambda: competitor_roster_json(brand, removed=removed).encode(), gzip=gzip)
 

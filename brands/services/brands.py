@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from brands.matching import normalize_domain
+from brands.domain.matching import normalize_domain
 from brands.models import Brand, BrandKit
 from brands.selectors.brands import brand_of, kit_of
 from brands.services.research import audit_modules, audits_queue

@@ -16,9 +16,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from brands.matching import normalize_domain, normalize_name
+from brands.domain.matching import normalize_domain, normalize_name
 from brands.models import Advertiser, Brand, BrandCompetitor, CompetitorSeed, CompetitorSource
-from brands.roster_cache import roster_changed, shared_competitors_changed
 from brands.selectors.brands import brand_of
 from brands.selectors.competitors import (
     active_discovered_names,
@@ -28,6 +27,7 @@ from brands.selectors.competitors import (
     resolve_competitor,
     seed_row_id,
 )
+from brands.selectors.roster_cache import roster_changed, shared_competitors_changed
 from brands.services.intelligence import advertisers_for_domains, competitors_group_sync
 from core.errors import Conflict, InvalidState
 

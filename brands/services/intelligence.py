@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from brands.models import Advertiser, Brand, TrackedGroup, TrackedGroupFork, TrackedGroupMember
 from brands.models.intelligence import SHARED
-from brands.roster_cache import roster_changed
 from brands.selectors.brands import brand_of
+from brands.selectors.roster_cache import roster_changed
 from core.errors import NotFound, StaleWrite
 
 COMPETITORS_GROUP_SLUG = "competitors"

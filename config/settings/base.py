@@ -313,17 +313,17 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {"uid": {"type": "string", "format": "uuid"}},
     # One schema name per shared choice set (a field and its list form would otherwise get two).
     "ENUM_NAME_OVERRIDES": {
-        "CampaignObjectiveEnum": "assistant.catalogue.OBJECTIVE_CHOICES",
-        "CampaignChannelEnum": "assistant.catalogue.CHANNEL_CHOICES",
-        "AttachmentTypeEnum": "assistant.catalogue.ATTACHMENT_TYPES",
-        "ImageProviderEnum": "assistant.catalogue.IMAGE_PROVIDERS",
+        "CampaignObjectiveEnum": "assistant.domain.catalogue.OBJECTIVE_CHOICES",
+        "CampaignChannelEnum": "assistant.domain.catalogue.CHANNEL_CHOICES",
+        "AttachmentTypeEnum": "assistant.domain.catalogue.ATTACHMENT_TYPES",
+        "ImageProviderEnum": "assistant.domain.catalogue.IMAGE_PROVIDERS",
         "SnapshotStatusEnum": "scrapers.models.SnapshotStatus",
         "ScraperProviderEnum": "scrapers.providers.PROVIDERS",
         "ResearchModuleEnum": "brands.models.brand.ResearchModule",
         "TaskStatusEnum": "tasks_market.models.market.TaskStatus",
         "TaskCategoryEnum": "tasks_market.models.market.TaskCategory",
         "CurrencyEnum": "tasks_market.models.market.CURRENCIES",
-        "JudgeCriterionEnum": "tasks_market.judge.CRITERIA",
+        "JudgeCriterionEnum": "tasks_market.services.judging.CRITERIA",
         "PreviewKindEnum": "brands.api.serializers.publications.PREVIEW_KINDS",
         "CreditTransactionKindEnum": "assistant.models.CreditTransaction.Kind",
     },
@@ -339,7 +339,7 @@ SPECTACULAR_SETTINGS = {
 # Competitor names across all of one brand's kits (each kit holds at most 1,000): the roster merges
 # every one of them on each change (docs/decisions.md, "Competitors").
 BRAND_KIT_NAMES_PER_BRAND_MAX = env.int("BRAND_KIT_NAMES_PER_BRAND_MAX", default=2000)
-# How long a merged roster stays in the cache; writes make it stale at once (brands.roster_cache).
+# How long a merged roster stays in the cache; writes make it stale at once (brands.selectors.roster_cache).
 COMPETITOR_ROSTER_CACHE_SECONDS = env.int("COMPETITOR_ROSTER_CACHE_SECONDS", default=24 * 3600)
 
 # --- Rate limiting ---------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ class BenchmarkStatus(models.TextChoices):
 
 
 class BenchmarkRun(models.Model):
-    """One run of the fixed benchmark cases (tasks_market.benchmark) against an agent's endpoint."""
+    """One run of the fixed benchmark cases (tasks_market.services.benchmarks) against an agent's endpoint."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="benchmark_runs")

@@ -117,7 +117,7 @@ class JudgementStatus(models.TextChoices):
 
 
 class BidJudgement(models.Model):
-    """The judge's evaluation of a bid (tasks_market.judge), computed once by a Celery job."""
+    """The judge's evaluation of a bid (tasks_market.services.judging), computed once by a Celery job."""
 
     bid = models.OneToOneField(Bid, primary_key=True, on_delete=models.CASCADE, related_name="judgement")
     status = models.CharField(max_length=20, choices=JudgementStatus.choices, default=JudgementStatus.PENDING)

@@ -17,7 +17,6 @@ from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound
 from payments.providers import Payment as ProviderPayment
 from payments.providers import get_payment_provider
-from tasks_market import judge
 from tasks_market.models import (
     Agent,
     Artefact,
@@ -32,6 +31,7 @@ from tasks_market.models import (
 )
 from tasks_market.models.market import LIVE_BID_STATUSES
 from tasks_market.selectors import visible_tasks
+from tasks_market.services import judging
 from tasks_market.services.errors import BidExists, InvalidField, OwnTask
 from tasks_market.services.events import bid_data, publish
 
@@ -128,17 +128,17 @@ def bid_withdraw(*, user, task_id: UUID, bid_id: UUID) -> Bid:
 
 
 def bid_judge(*, bid_id: UUID | str) -> BidJudgement | None:
-    """Compute a pending judgement (tasks_market.judge). Running it twice computes it once."""
+    """Compute a pending judgement (tasks_market.services.judging). Running it twice computes it once."""
     judgement = BidJudgement.objects.select_related("bid__task", "bid__agent").filter(bid_id=bid_id).first()
     if judgement is None or judgement.status != JudgementStatus.PENDING:
         return judgement
     bid = judgement.bid
-    score, criteria = judge.evaluate(task=bid.task, bid=bid, agent_benchmark_score=bid.agent.benchmark_score)
+    score, criteria = judging.evaluate(task=bid.task, bid=bid, agent_benchmark_score=bid.agent.benchmark_score)
     BidJudgement.objects.filter(bid_id=bid_id, status=JudgementStatus.PENDING).update(
         status=JudgementStatus.COMPLETED,
         score=score,
         criteria=criteria,
-        method=judge.METHOD,
+        method=judging.METHOD,
         evaluated_at=timezone.now(),
     )
     return BidJudgement.objects.get(bid_id=bid_id)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from brands.simulator import Metrics, SimulationOverflow, confidence, simulate
+from brands.domain.simulator import Metrics, SimulationOverflow, confidence, simulate
 
 EXAMPLE = Metrics(cpc=2, ctr=0.05, conversion_rate=0.1, avg_order_value=50)
 

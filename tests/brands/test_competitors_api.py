@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from brands.models import BrandCompetitor, CompetitorSeed, SeedOrigin, TrackedGroup, TrackedGroupMember
-from brands.roster_cache import roster_changed
+from brands.selectors.roster_cache import roster_changed
 from brands.services.competitors import competitors_discover
 from tests.brands.factories import BrandFactory, BrandKitFactory, CompetitorSeedFactory
 from tests.brands.querycount import queries_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rapidfuzz import fuzz
 
-from brands.matching import NameIndex, normalize_domain, normalize_name
+from brands.domain.matching import NameIndex, normalize_domain, normalize_name
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from brands.models import Advertiser, BrandCompetitor, BrandKit, CompetitorSeed
-from brands.roster_cache import roster_slot
+from brands.selectors.roster_cache import roster_slot
 from brands.services.brands import brand_kit_update
 from brands.services.competitors import competitors_discover
 from tests.brands.factories import AdvertiserFactory, BrandFactory, BrandKitFactory, CompetitorSeedFactory

@@ -3,7 +3,7 @@
 Before, every kit name added to the index rebuilt its length windows and every look-up scanned all
 keys of compatible length: one GET of a roster with 8,000 kit names cost ~27x what 1,000 did (issue
 14: 0.10 s against 2.69 s). Now Python's work per name is a bounded number of look-ups
-(brands.matching.NameIndex); the candidates scored in C still grow with names that share a trade word.
+(brands.domain.matching.NameIndex); the candidates scored in C still grow with names that share a trade word.
 
 Two measures, on the bench's company-like names (two or three syllables, a trade word, a legal
 suffix; many near-duplicates) with 2,000 discovered rows, as CPU time (`time.process_time`), the
@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 import pytest
 from rapidfuzz import fuzz
 
-from brands.matching import normalize_name
+from brands.domain.matching import normalize_name
 from brands.models import Brand, CompetitorSeed
-from brands.roster_cache import roster_changed
 from brands.selectors.competitors import merge_kit_names
+from brands.selectors.roster_cache import roster_changed
 from tests.conftest import client_with_token, jwt_for
 from tests.factories import UserFactory
 

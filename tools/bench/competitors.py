@@ -69,7 +69,7 @@ def variant(name: str, rnd: random.Random) -> str:
 
 def seed_data(rnd: random.Random):
     from accounts.models import User
-    from brands.matching import normalize_name
+    from brands.domain.matching import normalize_name
     from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
     from brands.selectors.competitors import seed_row_id
 
@@ -205,7 +205,7 @@ def main() -> int:
             response = client.get(url)
             timings.append((time.perf_counter() - started) * 1000)
             assert response.status_code == 200
-        from brands.roster_cache import roster_changed
+        from brands.selectors.roster_cache import roster_changed
 
         rebuilt = []  # each request after a write: the roster merged and rendered again
         for _ in range(args.runs):

@@ -1,7 +1,7 @@
 """Image generation behind one small interface: `provider.generate(prompt=..., model=...)` → PNG bytes.
 
 `local` draws the picture here with Pillow; `openai` calls an OpenAI-compatible images API. Which
-model uses which provider is the registry's business (assistant/registry.py).
+model uses which provider is the registry's business (assistant/domain/image_models.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import hashlib
 import re
 from typing import Any
 
-from assistant.catalogue import CHANNELS, OBJECTIVES
+from assistant.domain.catalogue import CHANNELS, OBJECTIVES
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _STOPWORD_TEXT = (

@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from brands.api.serializers.ads import AdSimulationInput, AdSimulationSerializer
-from brands.simulator import Metrics, SimulationOverflow, simulate
+from brands.domain.simulator import Metrics, SimulationOverflow, simulate
 from core.access import Access
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView

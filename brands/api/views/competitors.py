@@ -54,7 +54,7 @@ class CompetitorListView(ApiView):
     def get(self, request, brand_id):
         params = self.query(CompetitorFilter)
         brand = brand_of(request.user, brand_id)
-        # Ready bytes from the cache (brands.roster_cache), rendered by the selector on a miss:
+        # Ready bytes from the cache (brands.selectors.roster_cache), rendered by the selector on a miss:
         # thousands of rows would cost more through a serializer than everything else in the request.
         body = None
         if _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):

@@ -31,10 +31,10 @@ from accounts.models import User
 from accounts.services import user_create
 from assistant.models import AssistantMessage
 from assistant.services import assistant_message_send
-from brands.matching import normalize_name
+from brands.domain.matching import normalize_name
 from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
-from brands.roster_cache import roster_changed, shared_competitors_changed
 from brands.selectors.competitors import seed_row_id
+from brands.selectors.roster_cache import roster_changed, shared_competitors_changed
 from brands.services.brands import brand_create, brand_kit_create
 from scrapers.models import Snapshot
 from scrapers.services import snapshot_trigger

@@ -5,11 +5,11 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import checkout_return_url
-from tasks_market import judge
 from tasks_market.api.serializers.common import ArtefactInput, BlankAsNullField, money_field, whole_amounts_in
 from tasks_market.api.serializers.tasks import TaskSerializer
 from tasks_market.models import Bid, BidJudgement, Payment
 from tasks_market.models.market import CURRENCIES, check_amount_places
+from tasks_market.services import judging
 
 
 class BidInput(serializers.Serializer):
@@ -59,7 +59,7 @@ class BidSerializer(serializers.ModelSerializer):
 
 
 class JudgeCriterionSerializer(serializers.Serializer):
-    name = serializers.ChoiceField(choices=judge.CRITERIA)
+    name = serializers.ChoiceField(choices=judging.CRITERIA)
     weight = serializers.FloatField()
     score = serializers.FloatField(help_text="0..1")
     detail = serializers.CharField()

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from rest_framework import serializers
 
-from assistant.catalogue import CHANNELS, OBJECTIVES
+from assistant.domain.catalogue import CHANNELS, OBJECTIVES
 from assistant.providers.llm import get_llm_provider
 from core.errors import ProviderError
 from core.outbound import OutboundError, UnsafeURL, fetch

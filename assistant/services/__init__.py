@@ -16,10 +16,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
+from assistant.domain.image_models import IMAGE_MODELS, default_model, get_model
 from assistant.models import Assistant, AssistantMessage, CreditTopUp, CreditTransaction, ImageGeneration
 from assistant.providers.images import get_image_provider
 from assistant.providers.llm import ChatMessage, get_llm_provider
-from assistant.registry import IMAGE_MODELS, default_model, get_model
 from core.errors import InsufficientCredits, NotFound
 from payments.money import event_money_mismatch
 from payments.providers import get_payment_provider
