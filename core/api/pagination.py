@@ -7,7 +7,7 @@ from functools import cache
 from django.db.models import F, Func, IntegerField, QuerySet, Subquery
 from rest_framework import serializers
 
-from core.compiled import CompiledRead
+from core.precompiled import PrecompiledQuery
 
 
 class PageQuery(serializers.Serializer):
@@ -55,8 +55,8 @@ def counted(queryset: QuerySet) -> QuerySet:
     return queryset.annotate(**{PAGE_TOTAL: Subquery(total, output_field=IntegerField())})
 
 
-def page_compiled(read: CompiledRead, values=(), *, limit: int, offset: int, count) -> tuple[list[dict], int, bool]:
-    """As `page()`, in one query of a `CompiledRead` of `counted(<a .values() queryset>)` with page=True:
+def page_compiled(read: PrecompiledQuery, values=(), *, limit: int, offset: int, count) -> tuple[list[dict], int, bool]:
+    """As `page()`, in one query of a `PrecompiledQuery` of `counted(<a .values() queryset>)` with page=True:
     rows as dicts, the total, has_more. `count()` answers the total only when an offset past the end
     leaves no row to carry it."""
     names = read.names()[:-1]

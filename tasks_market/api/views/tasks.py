@@ -12,9 +12,9 @@ from core.api.filters import parameters
 from core.api.pagination import PageQuery, counted, envelope, page_compiled
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.compiled import CompiledRead
 from core.errors import NotFound
 from core.idempotency import idempotent
+from core.precompiled import PrecompiledQuery
 from tasks_market import selectors
 from tasks_market.api.serializers import (
     TASK_COLUMNS,
@@ -35,8 +35,8 @@ _STATUS = "\x00status"
 
 
 @cache
-def _list_read(scope: str, filtered: bool) -> CompiledRead:
-    """The list's page and total in one query, compiled once per process per shape (core.compiled)."""
+def _list_read(scope: str, filtered: bool) -> PrecompiledQuery:
+    """The list's page and total in one query, compiled once per process per shape (core.precompiled)."""
     placeholders = ([_VIEWER] if scope == "mine" else []) + ([_STATUS] if filtered else [])
 
     def build(*values):
@@ -45,7 +45,7 @@ def _list_read(scope: str, filtered: bool) -> CompiledRead:
         status = values.pop(0) if filtered else None
         return counted(selectors.tasks_list(viewer, scope=scope, status=status).values(*TASK_COLUMNS))
 
-    return CompiledRead(
+    return PrecompiledQuery(
         build,
         placeholders,
         page=True,

@@ -2,7 +2,7 @@
 
 Django compiles a queryset to SQL afresh every time it is evaluated: for the simple reads of the hottest
 request (the JWT's user row, the open-task page) that costs more CPU than PostgreSQL spends answering.
-A `CompiledRead` is built from an ordinary queryset in which the values that vary are
+A `PrecompiledQuery` is built from an ordinary queryset in which the values that vary are
 *placeholders*; the first use on a connection compiles it through the ORM (so the SQL, the columns and the
 converters are exactly the ORM's), and every later use only swaps the parameters in. What it caches is a
 pure function of the code and the database vendor: per process, immutable, nothing another process needs
@@ -23,7 +23,7 @@ from django.db import connections
 from django.db.models import QuerySet
 
 
-class CompiledRead:
+class PrecompiledQuery:
     """`build(*values)` returns the queryset for one call's values; built with `placeholders`, it is the
     query compiled once, in which the values of each call then stand where the placeholders stood.
 
@@ -42,14 +42,16 @@ class CompiledRead:
         """The query built with `values` (compiled for this call only), or with the placeholders (kept)."""
         queryset = self._build(*(self._placeholders if values is None else values))
         if queryset.query.is_sliced:
-            raise ValueError("CompiledRead: slice with page=True, not in the queryset")
+            raise ValueError("PrecompiledQuery: slice with page=True, not in the queryset")
         compiler = queryset.query.get_compiler(using=alias)
         sql, params = compiler.as_sql()
         slots = []  # per placeholder, where it is in the parameters (a subquery repeats its parameters)
         for placeholder in self._placeholders if values is None and _reusable(alias) else ():
             found = [i for i, value in enumerate(params) if value == placeholder]
             if not found:
-                raise ValueError(f"CompiledRead: placeholder {placeholder!r} is not among the parameters {params!r}")
+                raise ValueError(
+                    f"PrecompiledQuery: placeholder {placeholder!r} is not among the parameters {params!r}"
+                )
             slots.append(found)
         if self._page:
             sql += " LIMIT %s OFFSET %s"
