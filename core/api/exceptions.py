@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import logging
 
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.conf import settings
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -39,6 +46,8 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         return error_response(403, "You do not have permission to perform this action.", "permission_denied")
     if isinstance(exc, RequestDataTooBig):
         return error_response(413, "The request body is too large.", "payload_too_large")
+    if isinstance(exc, SuspiciousOperation):
+        return suspicious_response(exc)
     if isinstance(exc, exceptions.ValidationError):
         # A serializer validated outside `validate()`: no field metadata, so report what DRF knows.
         return validation_response(_flatten_drf_errors(exc.detail, ["body"]))
@@ -58,6 +67,18 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         return error_response(unavailable.status_code, unavailable.detail, unavailable.code, unavailable.headers())
     logger.exception("Unhandled error in %s", type(view).__name__ if view else "API view", exc_info=exc)
     return error_response(500, "The server failed to process the request.", "server_error")
+
+
+def suspicious_response(exc: SuspiciousOperation) -> Response:
+    """A request Django refuses to parse (too many query parameters or files, ...) is the client's
+    fault: 400, never a 500 (see docs/decisions.md#errors)."""
+    if isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return error_response(400, f"The request has more than {limit} fields.", "too_many_fields")
+    if isinstance(exc, TooManyFilesSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return error_response(400, f"The request has more than {limit} files.", "too_many_files")
+    return error_response(400, "The request could not be understood.", "bad_request")
 
 
 def _code_for(exc: exceptions.APIException) -> str:
