@@ -69,16 +69,19 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     return error_response(500, "The server failed to process the request.", "server_error")
 
 
-def suspicious_response(exc: SuspiciousOperation) -> Response:
-    """A request Django refuses to parse (too many query parameters or files, ...) is the client's
-    fault: 400, never a 500 (see docs/decisions.md#errors)."""
+def suspicious_error(exc: BaseException | None) -> tuple[str, str]:
+    """(detail, code) of the 400 for a request Django refuses to parse (too many query parameters or
+    files, a disallowed Host, ...): the client's fault, never a 500 (see docs/decisions.md#errors)."""
     if isinstance(exc, TooManyFieldsSent):
-        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
-        return error_response(400, f"The request has more than {limit} fields.", "too_many_fields")
+        return f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields.", "too_many_fields"
     if isinstance(exc, TooManyFilesSent):
-        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
-        return error_response(400, f"The request has more than {limit} files.", "too_many_files")
-    return error_response(400, "The request could not be understood.", "bad_request")
+        return f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files.", "too_many_files"
+    return "The request could not be understood.", "bad_request"
+
+
+def suspicious_response(exc: SuspiciousOperation) -> Response:
+    detail, code = suspicious_error(exc)
+    return error_response(400, detail, code)
 
 
 def _code_for(exc: exceptions.APIException) -> str:
