@@ -506,14 +506,23 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "core.logging.RequestIdFilter"}},
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        # Both escape control characters in every line (core.logging; docs/operations.md#logs).
+        "plain": {
+            "()": "core.logging.PlainFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        },
         "json": {"()": "core.logging.JsonFormatter"},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        # The local HTTPS server's access log (`make run`): through our formatter, not Django's own
+        # handler, whose lines carry the request line raw.
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
 }
 
 SILENCED_SYSTEM_CHECKS = [
