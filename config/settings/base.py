@@ -451,6 +451,16 @@ INBOUND_DELIVERY_RETENTION_DAYS = env.int("INBOUND_DELIVERY_RETENTION_DAYS", def
 WEBHOOK_ATTEMPT_RETENTION_DAYS = env.int("WEBHOOK_ATTEMPT_RETENTION_DAYS", default=30)
 DISPATCH_ATTEMPT_RETENTION_DAYS = env.int("DISPATCH_ATTEMPT_RETENTION_DAYS", default=30)
 
+# --- The local HTTPS server (`manage.py serve_tls`, `make run`; core.tlsserver) ---------------------------
+# Seconds a request's line and headers may take from its first byte (and a new connection its first byte
+# and TLS handshake), seconds its body may take after them, seconds a kept-alive connection may sit idle,
+# and how many connections are served at once (past that: 503 `server_busy`). Whole deadlines, not per
+# read (docs/operations.md#the-local-https-server).
+SERVE_TLS_HEADER_TIMEOUT = env.float("SERVE_TLS_HEADER_TIMEOUT", default=10.0)
+SERVE_TLS_BODY_TIMEOUT = env.float("SERVE_TLS_BODY_TIMEOUT", default=30.0)
+SERVE_TLS_KEEPALIVE_TIMEOUT = env.float("SERVE_TLS_KEEPALIVE_TIMEOUT", default=5.0)
+SERVE_TLS_MAX_THREADS = env.int("SERVE_TLS_MAX_THREADS", default=64)
+
 # --- Providers --------------------------------------------------------------------------------------------
 
 PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local")

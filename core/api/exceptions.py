@@ -12,7 +12,7 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.http import Http404
+from django.http import Http404, UnreadablePostError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -48,6 +48,8 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         return error_response(413, "The request body is too large.", "payload_too_large")
     if isinstance(exc, SuspiciousOperation):
         return suspicious_response(exc)
+    if isinstance(exc, UnreadablePostError):  # the body stopped arriving (a server read deadline) or broke off
+        return error_response(400, "The request body could not be read.", "bad_request")
     if isinstance(exc, exceptions.ValidationError):
         # A serializer validated outside `validate()`: no field metadata, so report what DRF knows.
         return validation_response(_flatten_drf_errors(exc.detail, ["body"]))
