@@ -55,3 +55,11 @@ def test_a_form_body_with_too_many_fields_never_reaches_form_parsing(api):
 
     assert response.status_code == 415
     assert response.json()["code"] == "unsupported_media_type"
+
+
+@pytest.mark.parametrize("path", ["/admin/login/", "/checkout/" + "s" * 24])
+def test_too_many_form_fields_outside_the_api_is_a_400_not_a_500(api, path):
+    # Django's own HTML forms parse bodies as forms; its 400 page is kept outside /api/.
+    response = api.post(path, TOO_MANY, content_type="application/x-www-form-urlencoded")
+
+    assert response.status_code == 400, response.status_code
