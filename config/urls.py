@@ -41,5 +41,8 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML
 ]
 
+# Under /api/ each answers JSON in the error shape (core.views; see docs/decisions.md#errors).
+handler400 = "core.views.handler400"
+handler403 = "core.views.handler403"
 handler404 = "core.views.handler404"
 handler500 = "core.views.handler500"

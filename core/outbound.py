@@ -4,10 +4,12 @@ Such URLs must not reach our own network. Every call:
 
 - resolves the host once (the resolver is injectable: `OUTBOUND_RESOLVER` in settings, a callable
   host -> list of IP strings or its dotted path; default `socket.getaddrinfo`) and refuses any
-  address that is not global: private, loopback, link-local, multicast, reserved, and the IPv6 forms
-  that carry an IPv4 address (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`,
-  6to4 `2002::/16`, Teredo `2001::/32`) when the IPv4 inside is not global; the local-use NAT64
-  prefix `64:ff9b:1::/48` is refused outright;
+  address that is not global: private, loopback, link-local, multicast, reserved. An IPv6 form that
+  carries an IPv4 address is judged by that IPv4 address (mapped `::ffff:0:0/96`, SIIT's translated
+  `::ffff:0:0:0/96`, compatible `::/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`, Teredo `2001::/32`
+  with both its server and client); the local-use NAT64 prefix `64:ff9b:1::/48`, where the IPv4
+  sits at a place its operator chooses, is refused outright
+  (see docs/decisions.md#outbound-webhooks-and-agent-dispatch);
 - **connects to the addresses it checked**: the connection pool's network backend dials only those
   addresses, while the URL keeps its host name, so `Host`, TLS SNI and the certificate check use the
   name (a DNS answer that changes between check and connect cannot redirect the call);
@@ -48,9 +50,15 @@ REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 Resolver = Callable[[str], Iterable[str]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
-_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+# The IPv6 ranges whose last 32 bits are an IPv4 address. Python's `is_global` does not look inside
+# them all (SIIT's `::ffff:0:0:0/96` counts as global), so each is judged by the address it carries.
+_IPV4_IN_LOW_BITS = (
+    ipaddress.ip_network("::ffff:0:0/96"),  # IPv4-mapped
+    ipaddress.ip_network("::ffff:0:0:0/96"),  # SIIT IPv4-translated
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64, the well-known prefix
+    ipaddress.ip_network("::/96"),  # IPv4-compatible (deprecated; `::` and `::1` too, both not global)
+)
 
 
 class OutboundError(Exception):
@@ -66,14 +74,12 @@ class UnsafeURL(OutboundError, ValueError):
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     """The IPv4 addresses an IPv6 transition form carries (empty for a plain IPv6 address)."""
-    if address.ipv4_mapped:
-        return [address.ipv4_mapped]
+    if any(address in network for network in _IPV4_IN_LOW_BITS):
+        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
     if address.sixtofour:
         return [address.sixtofour]
     if address.teredo:
         return list(address.teredo)
-    if address in _NAT64 or (address in _IPV4_COMPATIBLE and int(address) > 1):
-        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
     return []
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -60,6 +61,10 @@ _EXACT = {
 # Top-level prefixes with a rule of their own.
 _PREFIX = {"/api/v1/tasks": "tasks", "/api/v1/webhooks": "webhooks"}
 
+# Every POST that creates a task counts in the task-creation bucket, not only `POST /api/v1/tasks`:
+# a remix is a create too (see docs/decisions.md#rate-limits).
+_TASK_CREATES = re.compile(r"^/api/v1/tasks(?:/[^/]+/remix)?$")
+
 _EXEMPT_EXACT = {"/health", "/docs", "/redoc", "/openapi.json"}
 _EXEMPT_PREFIXES = ("/docs/", "/redoc/")
 
@@ -69,7 +74,7 @@ def classify(method: str, path: str) -> tuple[str, Rule] | None:
     if method == "OPTIONS" or path in _EXEMPT_EXACT or path.startswith((*_EXEMPT_PREFIXES, settings.STATIC_URL)):
         return None
     trimmed = path.rstrip("/") or "/"
-    if method == "POST" and trimmed == "/api/v1/tasks":
+    if method == "POST" and _TASK_CREATES.match(trimmed):
         return "POST /api/v1/tasks", RULES["tasks_create"]
     if trimmed in _EXACT:
         return trimmed, RULES[_EXACT[trimmed]]

@@ -1,20 +1,66 @@
-"""Django-level fallbacks so that /api/ never answers with HTML."""
+"""Django-level fallbacks so that /api/ never answers with HTML (see docs/decisions.md#errors).
+
+Django answers some requests before or around any DRF view: an unknown path, a CSRF failure, a
+request it refuses to parse, an error raised by a middleware. Under /api/ each is JSON in the error
+shape; elsewhere (the admin, the guide, the checkout page) Django's own pages stay.
+"""
 
 from __future__ import annotations
 
 import sys
 
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from core.middleware import database_unavailable_response
 
 
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def _error(status: int, detail: str, code: str) -> JsonResponse:
+    return JsonResponse({"detail": detail, "code": code}, status=status)
+
+
+# No CSRF check: the API authenticates with bearer tokens only, and a POST to a path that does not
+# exist must be the same 404 as a GET, not Django's HTML CSRF page.
+@csrf_exempt
 def api_not_found(request, *args, **kwargs):
-    return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return _error(404, "Not found.", "not_found")
+
+
+def csrf_failure(request, reason: str = ""):
+    """CSRF_FAILURE_VIEW. The API never relies on cookies, so no /api/ view should get here; if one
+    does, the answer is JSON without Django's reason (which names headers and cookies)."""
+    if _is_api(request):
+        return _error(403, "CSRF verification failed.", "csrf_failed")
+    from django.views.csrf import csrf_failure as django_csrf_failure
+
+    return django_csrf_failure(request, reason=reason)
+
+
+def handler400(request, exception=None):
+    if _is_api(request):
+        from core.api.exceptions import suspicious_error
+
+        detail, code = suspicious_error(exception)
+        return _error(400, detail, code)
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)
+
+
+def handler403(request, exception=None):
+    if _is_api(request):
+        return _error(403, "You do not have permission to perform this action.", "permission_denied")
+    from django.views.defaults import permission_denied
+
+    return permission_denied(request, exception)
 
 
 def handler404(request, exception=None):
-    if request.path.startswith("/api/"):
+    if _is_api(request):
         return api_not_found(request)
     from django.views.defaults import page_not_found
 
@@ -27,8 +73,8 @@ def handler500(request):
     unavailable = database_unavailable_response(exc) if exc is not None else None
     if unavailable is not None:
         return unavailable
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "The server failed to process the request.", "code": "server_error"}, status=500)
+    if _is_api(request):
+        return _error(500, "The server failed to process the request.", "server_error")
     from django.views.defaults import server_error
 
     return server_error(request)

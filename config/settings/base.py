@@ -194,6 +194,8 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
+# A CSRF failure under /api/ answers JSON in the error shape (see docs/decisions.md#errors).
+CSRF_FAILURE_VIEW = "core.views.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
 
@@ -456,9 +458,23 @@ INBOUND_DELIVERY_RETENTION_DAYS = env.int("INBOUND_DELIVERY_RETENTION_DAYS", def
 WEBHOOK_ATTEMPT_RETENTION_DAYS = env.int("WEBHOOK_ATTEMPT_RETENTION_DAYS", default=30)
 DISPATCH_ATTEMPT_RETENTION_DAYS = env.int("DISPATCH_ATTEMPT_RETENTION_DAYS", default=30)
 
+# --- The local HTTPS server (`manage.py serve_tls`, `make run`; core.tlsserver) ---------------------------
+# Seconds a request's line and headers may take from its first byte (and a new connection its first byte
+# and TLS handshake), seconds its body may take after them, seconds a kept-alive connection may sit idle,
+# and how many connections are served at once (past that: 503 `server_busy`). Whole deadlines, not per
+# read (docs/operations.md#the-local-https-server).
+SERVE_TLS_HEADER_TIMEOUT = env.float("SERVE_TLS_HEADER_TIMEOUT", default=10.0)
+SERVE_TLS_BODY_TIMEOUT = env.float("SERVE_TLS_BODY_TIMEOUT", default=30.0)
+SERVE_TLS_KEEPALIVE_TIMEOUT = env.float("SERVE_TLS_KEEPALIVE_TIMEOUT", default=5.0)
+SERVE_TLS_MAX_THREADS = env.int("SERVE_TLS_MAX_THREADS", default=64)
+
 # --- Providers --------------------------------------------------------------------------------------------
 
 PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local")
+# `manage.py check --deploy` (run by `make serve`) refuses the local provider, which settles payments
+# itself, unless a demo deployment opts in by this name; each process then logs a WARNING on start
+# (config.checks, docs/operations.md#payments-in-production).
+PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool("PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False)
 PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
 # Where the local payment provider sends its signed events (`manage.py payments_simulate`): our own webhook.
 PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
@@ -536,14 +552,23 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "core.logging.RequestIdFilter"}},
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        # Both escape control characters in every line (core.logging; docs/operations.md#logs).
+        "plain": {
+            "()": "core.logging.PlainFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        },
         "json": {"()": "core.logging.JsonFormatter"},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        # The local HTTPS server's access log (`make run`): through our formatter, not Django's own
+        # handler, whose lines carry the request line raw.
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
 }
 
 SILENCED_SYSTEM_CHECKS = [

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import logging
 
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.http import Http404
+from django.conf import settings
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
+from django.http import Http404, UnreadablePostError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -39,6 +46,10 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         return error_response(403, "You do not have permission to perform this action.", "permission_denied")
     if isinstance(exc, RequestDataTooBig):
         return error_response(413, "The request body is too large.", "payload_too_large")
+    if isinstance(exc, SuspiciousOperation):
+        return suspicious_response(exc)
+    if isinstance(exc, UnreadablePostError):  # the body stopped arriving (a server read deadline) or broke off
+        return error_response(400, "The request body could not be read.", "bad_request")
     if isinstance(exc, exceptions.ValidationError):
         # A serializer validated outside `validate()`: no field metadata, so report what DRF knows.
         return validation_response(_flatten_drf_errors(exc.detail, ["body"]))
@@ -58,6 +69,21 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         return error_response(unavailable.status_code, unavailable.detail, unavailable.code, unavailable.headers())
     logger.exception("Unhandled error in %s", type(view).__name__ if view else "API view", exc_info=exc)
     return error_response(500, "The server failed to process the request.", "server_error")
+
+
+def suspicious_error(exc: BaseException | None) -> tuple[str, str]:
+    """(detail, code) of the 400 for a request Django refuses to parse (too many query parameters or
+    files, a disallowed Host, ...): the client's fault, never a 500 (see docs/decisions.md#errors)."""
+    if isinstance(exc, TooManyFieldsSent):
+        return f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields.", "too_many_fields"
+    if isinstance(exc, TooManyFilesSent):
+        return f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files.", "too_many_files"
+    return "The request could not be understood.", "bad_request"
+
+
+def suspicious_response(exc: SuspiciousOperation) -> Response:
+    detail, code = suspicious_error(exc)
+    return error_response(400, detail, code)
 
 
 def _code_for(exc: exceptions.APIException) -> str:

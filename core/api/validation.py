@@ -7,6 +7,11 @@ limits that go into `ctx`, so a field declared once gives both the check and the
 
 Rules of our own (in `validate_<field>` or `validate`) raise `ValidationError(msg, code="<rule>")`
 with a code other than DRF's "invalid"; they come out as Pydantic's `value_error`.
+
+Sizes come first: a list longer than its field's `max_length` (DRF's ListField would validate every
+item before looking at the length) or a string longer than its `max_length` is refused before any
+item or validator runs, and an error's `input` is at most INPUT_ECHO_MAX_CHARS characters of what was
+sent (see docs/decisions.md#errors).
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from rest_framework.exceptions import ErrorDetail
 
 _MISSING = object()
 
+# The most of a client's input one 422 error echoes back (characters of its JSON, roughly): a string is
+# cut to a prefix, a list or object to its first items (see docs/decisions.md#errors).
+INPUT_ECHO_MAX_CHARS = 500
+
 
 class RequestValidationError(Exception):
     """Raised with a list of Pydantic-shaped error dicts; rendered as 422 `{"detail": [...]}`."""
@@ -34,7 +43,7 @@ class RequestValidationError(Exception):
 def error(type_: str, loc: list, msg: str, input_: Any = _MISSING, ctx: dict | None = None) -> dict[str, Any]:
     item: dict[str, Any] = {"type": type_, "loc": loc, "msg": msg}
     if input_ is not _MISSING:
-        item["input"] = _jsonable(input_)
+        item["input"] = _echo(input_, [INPUT_ECHO_MAX_CHARS])
     if ctx:
         item["ctx"] = ctx
     return item
@@ -50,6 +59,95 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, uuid.UUID | Decimal):
         return str(value)
     return value
+
+
+def _echo(value: Any, budget: list[int]) -> Any:
+    """`_jsonable(value)` cut down to what `budget[0]` characters allow: the prefix of a string, the
+    first items of a list or object. Never walks more of the input than it returns."""
+    if isinstance(value, str):
+        kept = value[: max(budget[0], 0)]
+        budget[0] -= len(kept) + 2
+        return kept
+    if isinstance(value, Mapping):
+        pairs = value.lists() if hasattr(value, "lists") else value.items()
+        out: dict[str, Any] = {}
+        budget[0] -= 2
+        for key, item in pairs:
+            if budget[0] <= 0:
+                break
+            key = str(key)[: max(budget[0], 0)]
+            budget[0] -= len(key) + 4
+            if hasattr(value, "lists"):  # QueryDict: keep single values single
+                item = item[0] if len(item) == 1 else item
+            out[key] = _echo(item, budget)
+        return out
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        budget[0] -= 2
+        for item in value:
+            if budget[0] <= 0:
+                break
+            items.append(_echo(item, budget))
+            budget[0] -= 2
+        return items
+    value = _jsonable(value)
+    budget[0] -= len(str(value))
+    return value
+
+
+# --- Sizes before anything else -------------------------------------------------------------------
+
+
+def _oversized(serializer: serializers.Serializer, data: Any, loc: list) -> dict[str, list[dict[str, Any]]]:
+    """Errors of the fields whose list or string (at any depth) is over its `max_length`, by field name."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    if not isinstance(data, Mapping):
+        return found
+    for name, field in serializer.fields.items():
+        if field.read_only:
+            continue
+        value = _get(data, name, field)
+        if value is _MISSING:
+            continue
+        errors = _oversized_value(field, value, [*loc, name])
+        if errors:
+            found[name] = errors
+    return found
+
+
+def _oversized_value(field: fields.Field, value: Any, loc: list) -> list[dict[str, Any]]:
+    if isinstance(field, fields.ListField | serializers.ListSerializer) and isinstance(value, list):
+        if field.max_length is not None and len(value) > field.max_length:
+            return [_list_length_error("too_long", field.max_length, value, loc)]
+        out: list[dict[str, Any]] = []
+        for index, item in enumerate(value):
+            out.extend(_oversized_value(field.child, item, [*loc, index]))
+        return out
+    if isinstance(field, serializers.Serializer):
+        return [e for errors in _oversized(field, value, loc).values() for e in errors]
+    if isinstance(field, fields.CharField) and isinstance(value, str) and field.max_length is not None:
+        n = field.max_length
+        if len(value) > n and len(value.strip() if field.trim_whitespace else value) > n:
+            return [
+                error(
+                    "string_too_long",
+                    loc,
+                    f"String should have at most {n} character{_plural(n)}",
+                    value,
+                    {"max_length": n},
+                )
+            ]
+    return []
+
+
+def _without(data: Any, names) -> Any:
+    """A shallow copy of the request data without the named fields."""
+    if hasattr(data, "lists"):  # QueryDict
+        copy = data.copy()
+        for name in names:
+            copy.pop(name, None)
+        return copy
+    return {key: value for key, value in data.items() if key not in names}
 
 
 # --- Validators whose limits are exclusive (Pydantic's gt / lt) --------------------------------
@@ -85,6 +183,19 @@ def validate(
 ) -> dict[str, Any]:
     """Validate `data` with the serializer; return `validated_data` or raise RequestValidationError."""
     serializer = serializer_class(instance=instance, data=data, context=context or {}, partial=partial)
+    oversized = _oversized(serializer, data, [loc])
+    if oversized:
+        # The other fields are still checked, so all problems are reported together; the oversized
+        # ones are left out of that, and so never validated item by item.
+        rest = serializer_class(
+            instance=instance, data=_without(data, oversized), context=context or {}, partial=partial
+        )
+        errors = [e for errors in oversized.values() for e in errors]
+        if not rest.is_valid():
+            errors += [e for e in translate(rest, [loc]) if len(e["loc"]) < 2 or e["loc"][1] not in oversized]
+        order = {name: index for index, name in enumerate(serializer.fields)}
+        errors.sort(key=lambda e: order.get(e["loc"][1], len(order)) if len(e["loc"]) > 1 else len(order))
+        raise RequestValidationError(errors)
     if not serializer.is_valid():
         raise RequestValidationError(translate(serializer, [loc]))
     return serializer.validated_data

@@ -250,6 +250,8 @@ def serve_shape(workdir: Path) -> Iterator[Server]:
             DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
             WEB_CONCURRENCY="2",
             CELERY_CONCURRENCY="2",
+            # The journeys pay through the local provider; production refuses it without this opt-in.
+            PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         )
         # testenv's PostgreSQL starts empty: the operator creates the database the URL names.
         subprocess.run(
