@@ -30,7 +30,8 @@ from django.core.cache import caches
 from rest_framework import exceptions, status
 
 from accounts.models import User, normalise_email
-from core.ratelimit import MINUTE, Rule, client_key, override_limit
+from core.ratelimit import client_key, override_limit
+from core.ratelimit_rules import MINUTE, Rule
 
 logger = logging.getLogger(__name__)
 

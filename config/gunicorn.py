@@ -22,6 +22,8 @@ import os
 
 from gunicorn import glogging
 
+from core.logging import JsonFormatter
+
 _cores = os.cpu_count() or 1
 
 bind = [os.environ.get("GUNICORN_BIND") or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8443')}"]
@@ -56,8 +58,6 @@ class JsonLogger(glogging.Logger):
 
     def setup(self, cfg) -> None:
         super().setup(cfg)
-        from core.logging import JsonFormatter
-
         for log in (self.error_log, self.access_log):
             for handler in log.handlers:
                 handler.setFormatter(JsonFormatter())

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from core.ratelimit import RULES, forget_overrides
+from core.ratelimit_rules import RULES
 
 RULE_CHOICES = [("*", "every rule"), *[(name, f"{name} ({rule.rate})") for name, rule in RULES.items()]]
 
@@ -38,12 +38,6 @@ class RateLimitOverride(models.Model):
     def save(self, *args, **kwargs):
         self.network = str(ipaddress.ip_network(self.network, strict=False))
         super().save(*args, **kwargs)
-        forget_overrides()
-
-    def delete(self, *args, **kwargs):
-        result = super().delete(*args, **kwargs)
-        forget_overrides()
-        return result
 
 
 class IdempotencyKey(models.Model):

@@ -20,39 +20,15 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django_ratelimit.core import get_usage
 
+from core.models import RateLimitOverride
+from core.ratelimit_rules import RULES, Rule
+
 logger = logging.getLogger(__name__)
-
-MINUTE = 60
-HOUR = 3600
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    limit: int
-    period: int  # seconds
-
-    @property
-    def rate(self) -> str:
-        return f"{self.limit}/{self.period}s"
-
-
-RULES: dict[str, Rule] = {
-    rule.name: rule
-    for rule in (
-        Rule("default", 300, MINUTE),
-        Rule("tasks_create", 60, MINUTE),
-        Rule("tasks", 300, MINUTE),
-        Rule("webhooks", 100, MINUTE),
-        Rule("brief_generate", 10, HOUR),
-        Rule("brief_suggestions", 60, HOUR),
-        Rule("signature_tagline", 10, HOUR),
-        Rule("signature_scrape_website", 5, HOUR),
-    )
-}
 
 # Exact paths with a rule of their own (any method).
 _EXACT = {
+    "/api/v1/auth/password/reset": "auth_password_reset",
+    "/api/v1/auth/password/reset/confirm": "auth_password_reset_confirm",
     "/api/v1/brief/generate": "brief_generate",
     "/api/v1/brief/suggestions": "brief_suggestions",
     "/api/v1/signature/tagline": "signature_tagline",
@@ -297,8 +273,6 @@ def _overrides() -> _Overrides:
     else:
         cache_up = True
     if rows is None:
-        from core.models import RateLimitOverride
-
         rows = list(RateLimitOverride.objects.values_list("network", "rule", "limit"))
         if cache_up:
             cache.set(OVERRIDES_CACHE_KEY, rows, OVERRIDES_TTL)

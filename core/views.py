@@ -10,8 +10,11 @@ from __future__ import annotations
 import sys
 
 from django.http import JsonResponse
+from django.views import defaults
+from django.views.csrf import csrf_failure as django_csrf_failure
 from django.views.decorators.csrf import csrf_exempt
 
+from core.api.exceptions import suspicious_error
 from core.middleware import database_unavailable_response
 
 
@@ -35,36 +38,26 @@ def csrf_failure(request, reason: str = ""):
     does, the answer is JSON without Django's reason (which names headers and cookies)."""
     if _is_api(request):
         return _error(403, "CSRF verification failed.", "csrf_failed")
-    from django.views.csrf import csrf_failure as django_csrf_failure
-
     return django_csrf_failure(request, reason=reason)
 
 
 def handler400(request, exception=None):
     if _is_api(request):
-        from core.api.exceptions import suspicious_error
-
         detail, code = suspicious_error(exception)
         return _error(400, detail, code)
-    from django.views.defaults import bad_request
-
-    return bad_request(request, exception)
+    return defaults.bad_request(request, exception)
 
 
 def handler403(request, exception=None):
     if _is_api(request):
         return _error(403, "You do not have permission to perform this action.", "permission_denied")
-    from django.views.defaults import permission_denied
-
-    return permission_denied(request, exception)
+    return defaults.permission_denied(request, exception)
 
 
 def handler404(request, exception=None):
     if _is_api(request):
         return api_not_found(request)
-    from django.views.defaults import page_not_found
-
-    return page_not_found(request, exception)
+    return defaults.page_not_found(request, exception)
 
 
 def handler500(request):
@@ -75,6 +68,4 @@ def handler500(request):
         return unavailable
     if _is_api(request):
         return _error(500, "The server failed to process the request.", "server_error")
-    from django.views.defaults import server_error
-
-    return server_error(request)
+    return defaults.server_error(request)

@@ -8,3 +8,10 @@ class PaymentsConfig(AppConfig):
 
     name = "payments"
     verbose_name = "Payments"
+
+    def ready(self) -> None:
+        from payments import checks
+
+        # Registers the deploy check; a deployment that runs the local provider on purpose says so in
+        # its log on every start.
+        checks.warn_if_local_payments_allowed()

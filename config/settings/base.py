@@ -473,7 +473,7 @@ SERVE_TLS_MAX_THREADS = env.int("SERVE_TLS_MAX_THREADS", default=64)
 PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local")
 # `manage.py check --deploy` (run by `make serve`) refuses the local provider, which settles payments
 # itself, unless a demo deployment opts in by this name; each process then logs a WARNING on start
-# (config.checks, docs/operations.md#payments-in-production).
+# (payments/checks.py, docs/operations.md#payments-in-production).
 PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool("PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False)
 PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
 # Where the local payment provider sends its signed events (`manage.py payments_simulate`): our own webhook.

@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 OPT_IN = "PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION"
-CHECK_ID = "config.E001"
+CHECK_ID = "payments.E001"
 
 
 def deploy_check(**environment: str) -> subprocess.CompletedProcess:

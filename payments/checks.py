@@ -1,4 +1,4 @@
-"""System checks of the deployment's configuration (settings only), registered by core's AppConfig."""
+"""Deploy checks of the payments configuration (settings only), registered by the payments app."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def check_real_payments_provider(app_configs=None, **kwargs) -> list[Error]:
             Error(
                 "PAYMENTS_PROVIDER is 'local': the self-settling local provider would credit payments nobody made.",
                 hint=f"Set PAYMENTS_PROVIDER=stripe with STRIPE_API_KEY, or {OPT_IN}=true for a demo deployment.",
-                id="config.E001",
+                id="payments.E001",
             )
         ]
     if provider == "stripe" and not settings.STRIPE_API_KEY:
@@ -31,7 +31,7 @@ def check_real_payments_provider(app_configs=None, **kwargs) -> list[Error]:
             Error(
                 "PAYMENTS_PROVIDER is 'stripe' but STRIPE_API_KEY is empty.",
                 hint="Set STRIPE_API_KEY to the account's secret key.",
-                id="config.E001",
+                id="payments.E001",
             )
         ]
     return []
