@@ -8,12 +8,9 @@ Everything can be tuned from the environment:
   speaks plain HTTP and must sit behind a TLS-terminating proxy listed in TRUSTED_PROXIES
 - GUNICORN_ACCESS_LOG: `1` (default) logs one JSON line per request, `0` turns that off
 
-Why gthread: measured against granian (WSGI mode) and gunicorn's sync workers with wrk; see
-bench/RESULTS.md, "Server choice". Why 8 threads: with 4 threads a worker's connections queue behind
-its busy threads, and that queueing was most of the p99; measured against 4 x 4 and 8 x 4 with the
-FastAPI peer's compare.py (bench/RESULTS.md, "Worker model"), 4 x 8 had the most requests/s and the
-lowest p99 in both batches. Each thread keeps its own PostgreSQL connection (CONN_MAX_AGE): 2 x cores
-x 8 per host, which PostgreSQL's max_connections (or a pooler) must allow.
+Why gthread workers with 8 threads each: docs/operations.md#worker-model. Each thread keeps its own
+PostgreSQL connection (CONN_MAX_AGE): 2 x cores x 8 per host, which PostgreSQL's max_connections (or a
+pooler) must allow.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ class ClientAddressMiddleware:
 
 
 class HttpsRequiredMiddleware:
-    """Refuse anything that did not arrive over TLS; nothing is redirected (CONTRACT §3)."""
+    """Refuse anything that did not arrive over TLS; nothing is redirected (docs/decisions.md#https)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

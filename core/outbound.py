@@ -163,7 +163,8 @@ def resolve_url(
 def check_url(url: str, *, schemes: tuple[str, ...] = ("https",), allow_private: bool | None = None) -> str:
     """Return the URL if it may be called now; raise UnsafeURL saying why not (validation of input).
 
-    With private addresses allowed, plain `http` is accepted too (CONTRACT §10) and the host is not
+    With private addresses allowed, plain `http` is accepted too
+    (docs/decisions.md#outbound-webhooks-and-agent-dispatch) and the host is not
     looked up. Every call resolves and checks again (`request`): DNS can change.
     """
     if allow_private is None:

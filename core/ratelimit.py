@@ -1,4 +1,4 @@
-"""Rate limiting per (client IP, path prefix), CONTRACT §5, counted by django-ratelimit.
+"""Rate limiting per (client IP, path prefix) as docs/decisions.md#rate-limits says, counted by django-ratelimit.
 
 The counters live in the shared cache (Redis in production), so the cap holds across any number
 of web processes. Windows are fixed; django-ratelimit staggers their edges per key.
@@ -97,7 +97,7 @@ def client_key(ip: str) -> str:
 
 # Without its counters (Redis down) the limiter fails open: requests are served, without X-RateLimit-*
 # headers, and each process logs one warning per UNAVAILABLE_LOG_INTERVAL seconds rather than one per
-# request (README, "Operations: when Redis is down").
+# request (docs/operations.md#when-a-dependency-goes-away).
 UNAVAILABLE_LOG_INTERVAL = 60.0
 _unavailable_lock = threading.Lock()
 _unavailable_state = {"next_log": 0.0, "missed": 0}
@@ -155,7 +155,7 @@ class ProcessRedisCacheClient(RedisCacheClient):
     Django's `get_client()` builds a new `redis.Redis` on every cache call, and `caches[...]` is per
     thread, so each thread also has its own pool: building the client was ~40 % of counting a request.
     A `redis.Redis` is thread-safe (a connection is taken from the pool per command) and its pool
-    reconnects after a fork. Nothing in it is state another process needs (CONTRACT §1).
+    reconnects after a fork. Nothing in it is state another process needs (docs/decisions.md#running).
     """
 
     def get_client(self, key=None, *, write=False):

@@ -66,8 +66,9 @@ class RegisterView(ApiView):
     )
     def post(self, request):
         data = self.body(RegisterInput)
-        # CONTRACT §2 answers a taken address 409, which tells that it exists; so each such answer
-        # costs the client one failed login (accounts.throttle), and enumerating is as slow as guessing.
+        # A taken address is a 409 (docs/decisions.md#identity-and-authentication), which tells that it
+        # exists; so each such answer costs the client one failed login (accounts.throttle), and
+        # enumerating is as slow as guessing.
         attempt = login_attempt_begin(email=None, client_ip=client_ip_of(request))
         try:
             user = user_create(email=data["email"], password=data["password"])

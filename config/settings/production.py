@@ -25,15 +25,15 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 # Plain HTTP is refused by core.middleware.HttpsRequiredMiddleware with 403 `https_required` and never
-# redirected (CONTRACT §3), so SECURE_SSL_REDIRECT stays off on purpose; behind the TLS proxy the scheme
+# redirected (docs/decisions.md#https), so SECURE_SSL_REDIRECT stays off on purpose; behind the TLS proxy the scheme
 # comes from X-Forwarded-Proto of TRUSTED_PROXIES only.
 SILENCED_SYSTEM_CHECKS = [*SILENCED_SYSTEM_CHECKS, "security.W008"]  # noqa: F405
 
 # Celery workers and beat log through LOGGING above (JSON), not through Celery's own root handler.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# Rate limiting on every request (CONTRACT §5), with fewer round trips to Redis: the counters' cache
+# Rate limiting on every request (docs/decisions.md#rate-limits), with fewer round trips to Redis: the counters' cache
 # (CACHES["ratelimit"], base settings) counts a request in one atomic script, and each web process keeps
 # the parsed overrides for 10 s (an override saved in the admin applies at once in that process, within
-# 10 s in the others). Measured in bench/RESULTS.md ("Rate limiting: before and after").
+# 10 s in the others). `make bench` measures the difference.
 RATELIMIT_OVERRIDES_LOCAL_SECONDS = 10

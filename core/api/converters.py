@@ -1,6 +1,6 @@
 """Path converters.
 
-A malformed UUID in a path must be a 422 with `loc: ["path", name]` (CONTRACT §4), not Django's
+A malformed UUID in a path must be a 422 with `loc: ["path", name]` (docs/decisions.md#errors), not Django's
 404 from a converter that refuses to match. So the `uuid` converter here matches any segment and
 hands the view either a UUID or an `InvalidUUID`; the base view reports the latter as a 422.
 """

@@ -1,4 +1,4 @@
-"""The one exception handler: every error leaves the API as CONTRACT §4 says, never as HTML."""
+"""The one exception handler: every error leaves the API in the shape of docs/decisions.md#errors, never as HTML."""
 
 from __future__ import annotations
 

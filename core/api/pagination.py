@@ -1,4 +1,4 @@
-"""The list envelope of CONTRACT §7: `{"items": [...], "total": int, "has_more": bool}`."""
+"""The list envelope (docs/decisions.md#lists): `{"items": [...], "total": int, "has_more": bool}`."""
 
 from __future__ import annotations
 

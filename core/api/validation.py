@@ -1,4 +1,4 @@
-"""Request validation that answers in FastAPI/Pydantic v2's 422 shape (CONTRACT §4).
+"""Request validation that answers in FastAPI/Pydantic v2's 422 shape (docs/decisions.md#errors).
 
 Input is parsed with ordinary DRF serializers. When one is invalid, its errors are translated
 here, field by field, into Pydantic's error types, message templates and `ctx`, with `loc`

@@ -11,7 +11,7 @@ _HEX_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 class BrandClassificationSerializer(serializers.Serializer):
-    """SPEC's versioned multi-label classification (written by the brand_classification audit)."""
+    """The versioned multi-label classification (written by the brand_classification audit)."""
 
     primary_industry = serializers.CharField(allow_null=True, required=False)
     industries = serializers.ListField(child=serializers.CharField(), required=False)

@@ -100,7 +100,7 @@ def task_item(row: Mapping[str, Any], viewer_id: Any) -> dict[str, Any]:
     """A task as the API shows it, from its TASK_COLUMNS: the one representation of a task.
 
     Written out rather than left to DRF's field-by-field machinery because the open-tasks list is
-    the hottest read of the marketplace (bench/RESULTS.md); TaskSerializer below documents the same
+    the hottest read of the marketplace; TaskSerializer below documents the same
     shape for the schema and renders single tasks through this function, and a test pins the two.
     """
     return {

@@ -1,0 +1,107 @@
+"""Background work: the Celery broker (Redis in production, SQLite under VAR_DIR for `make run`), how tasks
+are published and acknowledged, and the beat's schedule, each entry with why and how often."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from config.settings.domain import DELIVERIES_SWEEP_SECONDS
+from config.settings.env import REDIS_SOCKET_TIMEOUTS, REDIS_URL, VAR_DIR, env
+
+# The embedded default (`make run`, no REDIS_URL): kombu's SQLAlchemy transport on a SQLite file under
+# VAR_DIR. A message is one row written in one transaction, so a reader never sees half of it (the
+# filesystem transport's files could be read before they were filled; docs/decisions.md, "Embedded broker").
+EMBEDDED_BROKER_URL = f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or EMBEDDED_BROKER_URL
+if CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+")):
+    # Publishers (web, beat) and the consumer share the file: wait for its lock rather than fail at once.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"connect_args": {"timeout": 30}}
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **REDIS_SOCKET_TIMEOUTS}
+# The worker's remote-control mailbox (pidbox) and events need a fanout exchange, which the SQLAlchemy
+# transport lacks; nothing here uses them, and without them the worker writes nothing outside VAR_DIR.
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = not CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+"))
+# Publishing (e.g. a job queued on commit) while the broker is down: two quick retries, about one second
+# in all, then the error goes to the caller, which logs it; the beat's sweeps queue the work again
+# (docs/operations.md#when-a-dependency-goes-away). Celery's default would retry for longer on every request.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25, "interval_max": 0.5}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A task is acknowledged only after it ran, and a worker that dies mid-task hands it back:
+# tasks are written to be safe to run twice.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"  # as TIME_ZONE
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    # Refresh tokens are blacklisted on every rotation; expired ones are dead weight. Daily is plenty.
+    "accounts.flush_expired_tokens": {
+        "task": "accounts.tasks.flush_expired_tokens",
+        "schedule": timedelta(hours=24),
+    },
+    # Teams whose billing period ended after an unsubscribe become cancelled. Hourly is fine-grained
+    # enough for billing periods of a month; each team is claimed by a conditional UPDATE.
+    "teams.cancel_ended_subscriptions": {
+        "task": "teams.tasks.cancel_ended_subscriptions",
+        "schedule": timedelta(hours=1),
+    },
+    # Outbound webhook retries ride on countdown messages; a lost message or a worker that died
+    # mid-attempt would strand a delivery. Every minute, overdue and stuck deliveries are queued again.
+    "webhooks_app.sweep_webhook_deliveries": {
+        "task": "webhooks_app.tasks.sweep_webhook_deliveries",
+        "schedule": timedelta(minutes=1),
+    },
+    # An image generation whose web process died mid-call stays pending with its credits taken;
+    # after 15 minutes it is failed and refunded. Every 10 minutes keeps the wait short and cheap.
+    "assistant.refund_stale_image_generations": {
+        "task": "assistant.tasks.refund_stale_image_generations",
+        "schedule": timedelta(minutes=10),
+    },
+    # Running scraping snapshots are polled at their provider, each on its own backoff (next_poll_at:
+    # 10 s doubling to 5 min) until ready, failed or past SCRAPER_SNAPSHOT_DEADLINE. The beat only
+    # finds the due ones (one indexed query), so every 10 s is cheap and keeps new snapshots current.
+    "scrapers.poll_snapshots": {
+        "task": "scrapers.tasks.poll_snapshots",
+        "schedule": timedelta(seconds=10),
+    },
+    # A preflight publication lives PUBLICATION_PREFLIGHT_MINUTES (30); cancelling the expired ones
+    # every minute keeps `status` truthful within a minute of `expires_at`. Idempotent.
+    "brands.expire_preflights": {
+        "task": "brands.tasks.expire_preflights",
+        "schedule": timedelta(minutes=1),
+    },
+    # Confirmed publications whose message was lost (or never sent: the broker was down) are queued
+    # again after PUBLICATION_REQUEUE_AFTER_SECONDS. Duplicate runs are no-ops.
+    "brands.requeue_publications": {
+        "task": "brands.tasks.requeue_publications",
+        "schedule": timedelta(minutes=1),
+    },
+    # Task deliveries: gives back claims of workers that died mid-dispatch, re-queues dispatches whose
+    # message was lost, and re-sends dispatches stuck past DELIVERY_STUCK_AFTER (each at most 3 times).
+    # It also judges bids whose judge job was lost. Every 5 minutes is well inside the 30-minute stuck
+    # window; each step claims or is idempotent, so overlapping runs are safe.
+    "tasks_market.sweep_deliveries": {
+        "task": "tasks_market.tasks.sweep_deliveries",
+        "schedule": timedelta(seconds=DELIVERIES_SWEEP_SECONDS),
+    },
+    # Logs that grow with traffic (inbound webhook deliveries, refused ones above all, outbound webhook
+    # attempts, agent dispatch attempts) would otherwise grow without bound: anyone may POST to the
+    # public webhook. Hourly keeps each batch small; the retentions below say how long rows live.
+    "core.prune_logs": {
+        "task": "core.tasks.prune_logs",
+        "schedule": timedelta(hours=1),
+    },
+    # Idempotency-Key records live 24 h (core.idempotency); lookups ignore expired ones, so this only
+    # keeps the table small. Hourly deletes at most an hour's worth of keys in one indexed DELETE.
+    "core.prune_idempotency_keys": {
+        "task": "core.tasks.prune_idempotency_keys",
+        "schedule": timedelta(hours=1),
+    },
+}

@@ -1,0 +1,62 @@
+"""The products' own knobs: limits, windows and retentions of brands, the marketplace, credits and accounts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.core.exceptions import ImproperlyConfigured
+
+from assistant.domain.credit_packs import credit_packs_parse
+from config.settings.env import env
+
+# Competitor names across all of one brand's kits (each kit holds at most 1,000): the roster merges
+# every one of them on each change (docs/decisions.md, "Competitors").
+BRAND_KIT_NAMES_PER_BRAND_MAX = env.int("BRAND_KIT_NAMES_PER_BRAND_MAX", default=2000)
+# How long a merged roster stays in the cache; writes make it stale at once (brands.selectors.roster_cache).
+COMPETITOR_ROSTER_CACHE_SECONDS = env.int("COMPETITOR_ROSTER_CACHE_SECONDS", default=24 * 3600)
+
+# --- Marketplace ---
+
+# How often the beat runs tasks_market.sweep_deliveries, and how old a pending bid judgement must be before
+# that sweep judges it itself (its job was lost, e.g. the broker was down at commit). Both 5 minutes.
+DELIVERIES_SWEEP_SECONDS = env.int("DELIVERIES_SWEEP_SECONDS", default=300)
+JUDGEMENT_CATCH_UP_AFTER_SECONDS = env.int("JUDGEMENT_CATCH_UP_AFTER_SECONDS", default=300)
+# A scraping snapshot still running this long after it was triggered is marked failed by the poller.
+SCRAPER_SNAPSHOT_DEADLINE = timedelta(seconds=env.int("SCRAPER_SNAPSHOT_DEADLINE", default=2 * 60 * 60))
+# A task delivery dispatched this long ago without a result counts as stuck: it may be retried
+# (POST /api/v1/tasks/{task_id}/delivery/retry) and the beat re-sends it.
+DELIVERY_STUCK_AFTER = timedelta(seconds=env.int("DELIVERY_STUCK_AFTER", default=30 * 60))
+# An unconfirmed preflight publication expires after this many minutes.
+PUBLICATION_PREFLIGHT_MINUTES = env.int("PUBLICATION_PREFLIGHT_MINUTES", default=30)
+# A confirmed publication no worker has taken after this long is queued again (the beat, every minute).
+PUBLICATION_REQUEUE_AFTER_SECONDS = env.int("PUBLICATION_REQUEUE_AFTER_SECONDS", default=120)
+
+# --- Credits ---
+
+# Credits a new account is given on registration (written to its ledger as a grant): a few images.
+SIGNUP_CREDITS = env.int("SIGNUP_CREDITS", default=10)
+if SIGNUP_CREDITS < 0:
+    raise ImproperlyConfigured("SIGNUP_CREDITS cannot be negative")
+# Credit packs on sale (POST /api/v1/allmodelchat/credits/top-up), `id:credits:price:currency`.
+# Parsed (and refused at start-up when malformed) by the assistant app, which sells them.
+CREDIT_PACKS = credit_packs_parse(
+    env.str("CREDIT_PACKS", default="small:20:5.00:usd,medium:100:20.00:usd,large:500:80.00:usd"), name="CREDIT_PACKS"
+)
+
+# --- Accounts ---
+
+# A reset token is good for this many seconds, once (Django's PasswordResetTokenGenerator).
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=60 * 60)
+# At most one reset mail per account per this many seconds (a mailbox cannot be flooded through us).
+PASSWORD_RESET_MAIL_INTERVAL = env.int("PASSWORD_RESET_MAIL_INTERVAL", default=60)
+# A front-end page that takes the token, e.g. "https://app.example.com/reset#{token}"; empty: the mail
+# carries the token and the API call to make.
+PASSWORD_RESET_LINK = env.str("PASSWORD_RESET_LINK", default="")
+
+# --- Retention ---
+
+# How long the logs pruned by core.prune_logs are kept, in days.
+INBOUND_REFUSED_RETENTION_DAYS = env.int("INBOUND_REFUSED_RETENTION_DAYS", default=7)
+INBOUND_DELIVERY_RETENTION_DAYS = env.int("INBOUND_DELIVERY_RETENTION_DAYS", default=30)
+WEBHOOK_ATTEMPT_RETENTION_DAYS = env.int("WEBHOOK_ATTEMPT_RETENTION_DAYS", default=30)
+DISPATCH_ATTEMPT_RETENTION_DAYS = env.int("DISPATCH_ATTEMPT_RETENTION_DAYS", default=30)

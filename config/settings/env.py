@@ -1,0 +1,42 @@
+"""Reading the environment: django-environ with strict helpers, so a malformed value fails at start-up
+instead of surfacing later as odd behaviour. The other settings modules read through these."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+env = environ.Env()
+
+# Everything `make run` writes (database, broker, certificate, media, mail, generated secrets) lives here.
+# VAR_DIR moves it, e.g. for a second server from the same tree (the outside-in tests do that).
+VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
+
+
+def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Parse a comma-separated list of CIDRs, failing loudly on a typo."""
+    networks = []
+    for raw in env.list(name, default=[]):
+        try:
+            networks.append(ipaddress.ip_network(raw.strip(), strict=False))
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name}: {raw!r} is not an IP network") from exc
+    return networks
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    value = env.str(name, default=default)
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+# The shared Redis (cache, rate-limit counters, broker) when set; `make run` needs none.
+REDIS_URL = env.str("REDIS_URL", default="")
+# A Redis that is down or unreachable must cost a request milliseconds, not the operating system's TCP
+# timeouts: connecting and each call are bounded (docs/operations.md#when-a-dependency-goes-away).
+REDIS_SOCKET_TIMEOUTS = {"socket_connect_timeout": 1, "socket_timeout": 2}

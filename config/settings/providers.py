@@ -1,0 +1,58 @@
+"""External providers: payments, e-mail, images, the language model, scraping and publishing. Each has a
+`local` implementation that is real and the default; a real provider is chosen with its key."""
+
+from __future__ import annotations
+
+from config.settings.env import env, env_choice
+
+PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local")
+# `manage.py check --deploy` (run by `make serve`) refuses the local provider, which settles payments
+# itself, unless a demo deployment opts in by this name; each process then logs a WARNING on start
+# (payments/checks.py, docs/operations.md#payments-in-production).
+PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool("PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False)
+PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
+# Where the local payment provider sends its signed events (`manage.py payments_simulate`): our own webhook.
+PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
+    "PAYMENTS_LOCAL_WEBHOOK_URL", default="https://127.0.0.1:8443/api/v1/webhooks/payments"
+)
+# This server's public origin: the local provider's checkout pages (`/checkout/{session}`) are linked from
+# it, and Stripe Checkout sends the payer back to it when the API caller gave no success/cancel URL.
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="https://127.0.0.1:8443").rstrip("/")
+
+# --- E-mail and password reset (accounts) ---------------------------------------------------------------
+# EMAIL_URL (django-environ: smtp://user:pass@host:587, smtp+ssl://..., consolemail://) or the EMAIL_HOST,
+# EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS variables; a provider's HTTP API through
+# django-anymail (see docs/operations.md#e-mail). `make run` writes mail to files (config/settings/local.py).
+if env.str("EMAIL_URL", default=""):
+    vars().update(env.email_url("EMAIL_URL"))
+else:
+    EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+    EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+    EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+    EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+    EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+    EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="no-reply@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+STRIPE_API_KEY = env.str("STRIPE_API_KEY", default="")
+STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com")
+# Plan name → Stripe price id, e.g. "starter=price_123,growth=price_456".
+STRIPE_PRICE_IDS = env.dict("STRIPE_PRICE_IDS", default={})
+# Image generation: IMAGE_PROVIDER picks the default image model (the local renderer, or OpenAI's
+# when OPENAI_API_KEY is set); LLM_PROVIDER serves the assistant and the free brief/tagline tools.
+IMAGE_PROVIDER = env_choice("IMAGE_PROVIDER", ("local", "openai"), "local")
+LLM_PROVIDER = env_choice("LLM_PROVIDER", ("local", "openai"), "local")
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
+OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
+OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per attempt, all of it (not per read)
+OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=3)  # on 429/5xx and network errors, with backoff
+SCRAPER_PROVIDER = env_choice("SCRAPER_PROVIDER", ("local", "brightdata"), "local")
+BRIGHTDATA_API_TOKEN = env.str("BRIGHTDATA_API_TOKEN", default="")
+BRIGHTDATA_BASE_URL = env.str("BRIGHTDATA_BASE_URL", default="https://api.brightdata.com")
+
+# Publishing creatives (brands): `local` checks the platform rules and records the post on this machine,
+# with permalinks under PUBLISHING_LOCAL_PERMALINK_BASE.
+PUBLISHING_PROVIDER = env_choice("PUBLISHING_PROVIDER", ("local",), "local")
+PUBLISHING_LOCAL_PERMALINK_BASE = env.str("PUBLISHING_LOCAL_PERMALINK_BASE", default="local://published")
