@@ -11,81 +11,76 @@ import pytest
 from tests.webhooks_app.factories import WebhookSubscriptionFactory
 
 BRAND = "/api/v1/brands/00000000-0000-0000-0000-000000000007"
-SPACE = "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found ` ` at 1"
 SNAPSHOTS = "/api/v1/admin/scrapers/scraperprovider/snapshots"
+UUID_PREFIX = "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found"
+TASK_STATUSES = ("open", "awaiting_payment", "delivering", "in_review", "completed", "disputed", "cancelled")
 
 
+def one_of(options) -> str:
+    quoted = [f"'{option}'" for option in options]
+    return ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
+
+
+def literal(name: str, value: str, options) -> dict:
+    expected = one_of(options)
+    return {
+        "type": "literal_error",
+        "loc": ["query", name],
+        "msg": f"Input should be {expected}",
+        "input": value,
+        "ctx": {"expected": expected},
+    }
+
+
+def bad_uuid(name: str, value: str, error: str) -> dict:
+    return {
+        "type": "uuid_parsing",
+        "loc": ["query", name],
+        "msg": f"Input should be a valid UUID, {error}",
+        "input": value,
+        "ctx": {"error": error},
+    }
+
+
+def bound(kind: str, name: str, value: str, limit: int) -> dict:
+    words = {"ge": "greater than or equal to", "le": "less than or equal to"}[kind]
+    return {
+        "type": {"ge": "greater_than_equal", "le": "less_than_equal"}[kind],
+        "loc": ["query", name],
+        "msg": f"Input should be {words} {limit}",
+        "input": value,
+        "ctx": {kind: limit},
+    }
+
+
+def not_an_int(name: str, value: str) -> dict:
+    return {
+        "type": "int_parsing",
+        "loc": ["query", name],
+        "msg": "Input should be a valid integer, unable to parse string as an integer",
+        "input": value,
+    }
+
+
+SCOPES = ("mine", "open")
 CASES = [
     (
         "alice_api",
         "/api/v1/brand-kits",
         "brand_id=%2000000000-0000-0000-0000-000000000001",
-        [
-            {
-                "type": "uuid_parsing",
-                "loc": ["query", "brand_id"],
-                "msg": f"Input should be a valid UUID, {SPACE}",
-                "input": " 00000000-0000-0000-0000-000000000001",
-                "ctx": {"error": SPACE},
-            }
-        ],
+        [bad_uuid("brand_id", " 00000000-0000-0000-0000-000000000001", f"{UUID_PREFIX} ` ` at 1")],
     ),
     ("alice_api", "/api/v1/tasks", "scope=every&scope=", None),
     ("alice_api", f"{BRAND}/competitors", "removed=off", None),
     ("alice_api", f"{BRAND}/competitors", "removed=1", None),
-    (
-        "alice_api",
-        "/api/v1/tasks",
-        "scope=all",
-        [
-            {
-                "type": "literal_error",
-                "loc": ["query", "scope"],
-                "msg": "Input should be 'mine' or 'open'",
-                "input": "all",
-                "ctx": {"expected": "'mine' or 'open'"},
-            }
-        ],
-    ),
+    ("alice_api", "/api/v1/tasks", "scope=all", [literal("scope", "all", SCOPES)]),
     (
         "alice_api",
         "/api/v1/tasks",
         "status=nope&limit=0",
-        [
-            {
-                "type": "greater_than_equal",
-                "loc": ["query", "limit"],
-                "msg": "Input should be greater than or equal to 1",
-                "input": "0",
-                "ctx": {"ge": 1},
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "status"],
-                "msg": "Input should be 'open', 'awaiting_payment', 'delivering', 'in_review', 'completed', 'disputed' "
-                "or 'cancelled'",
-                "input": "nope",
-                "ctx": {
-                    "expected": "'open', 'awaiting_payment', 'delivering', 'in_review', 'completed', 'disputed' or "
-                    "'cancelled'"
-                },
-            },
-        ],
+        [bound("ge", "limit", "0", 1), literal("status", "nope", TASK_STATUSES)],
     ),
-    (
-        "alice_api",
-        "/api/v1/tasks",
-        "scope=open&scope=every",
-        [
-            {
-                "type": "literal_error",
-                "loc": ["query", "scope"],
-                "msg": "Input should be 'mine' or 'open'",
-                "input": "every",
-                "ctx": {"expected": "'mine' or 'open'"},
-            }
-        ],
-    ),
+    ("alice_api", "/api/v1/tasks", "scope=open&scope=every", [literal("scope", "every", SCOPES)]),
     ("alice_api", "/api/v1/tasks", "scope=every&scope=open", None),
     ("alice_api", "/api/v1/tasks", "scope=&status=", None),
     (
@@ -93,37 +88,10 @@ CASES = [
         "/api/v1/tasks",
         "offset=-1&scope=x&status=y&limit=abc",
         [
-            {
-                "type": "int_parsing",
-                "loc": ["query", "limit"],
-                "msg": "Input should be a valid integer, unable to parse string as an integer",
-                "input": "abc",
-            },
-            {
-                "type": "greater_than_equal",
-                "loc": ["query", "offset"],
-                "msg": "Input should be greater than or equal to 0",
-                "input": "-1",
-                "ctx": {"ge": 0},
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "scope"],
-                "msg": "Input should be 'mine' or 'open'",
-                "input": "x",
-                "ctx": {"expected": "'mine' or 'open'"},
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "status"],
-                "msg": "Input should be 'open', 'awaiting_payment', 'delivering', 'in_review', 'completed', 'disputed' "
-                "or 'cancelled'",
-                "input": "y",
-                "ctx": {
-                    "expected": "'open', 'awaiting_payment', 'delivering', 'in_review', 'completed', 'disputed' or "
-                    "'cancelled'"
-                },
-            },
+            not_an_int("limit", "abc"),
+            bound("ge", "offset", "-1", 0),
+            literal("scope", "x", SCOPES),
+            literal("status", "y", TASK_STATUSES),
         ],
     ),
     (
@@ -131,64 +99,22 @@ CASES = [
         f"{BRAND}/publications",
         "status=gone&platform=myspace&action=x&creative_id=zz&limit=201",
         [
-            {
-                "type": "literal_error",
-                "loc": ["query", "status"],
-                "msg": "Input should be 'preflight', 'queued', 'processing', 'succeeded', 'failed', 'needs_attention' "
-                "or 'cancelled'",
-                "input": "gone",
-                "ctx": {
-                    "expected": "'preflight', 'queued', 'processing', 'succeeded', 'failed', 'needs_attention' or "
-                    "'cancelled'"
-                },
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "platform"],
-                "msg": "Input should be 'facebook' or 'instagram'",
-                "input": "myspace",
-                "ctx": {"expected": "'facebook' or 'instagram'"},
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "action"],
-                "msg": "Input should be 'social_publish' or 'meta_creative_save'",
-                "input": "x",
-                "ctx": {"expected": "'social_publish' or 'meta_creative_save'"},
-            },
-            {
-                "type": "uuid_parsing",
-                "loc": ["query", "creative_id"],
-                "msg": "Input should be a valid UUID, invalid character: expected an optional prefix of `urn:uuid:` "
-                "followed by [0-9a-fA-F-], found `z` at 1",
-                "input": "zz",
-                "ctx": {
-                    "error": "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], "
-                    "found `z` at 1"
-                },
-            },
-            {
-                "type": "less_than_equal",
-                "loc": ["query", "limit"],
-                "msg": "Input should be less than or equal to 200",
-                "input": "201",
-                "ctx": {"le": 200},
-            },
+            literal(
+                "status",
+                "gone",
+                ("preflight", "queued", "processing", "succeeded", "failed", "needs_attention", "cancelled"),
+            ),
+            literal("platform", "myspace", ("facebook", "instagram")),
+            literal("action", "x", ("social_publish", "meta_creative_save")),
+            bad_uuid("creative_id", "zz", f"{UUID_PREFIX} `z` at 1"),
+            bound("le", "limit", "201", 200),
         ],
     ),
     (
         "alice_api",
         f"{BRAND}/publications",
         "creative_id=1234",
-        [
-            {
-                "type": "uuid_parsing",
-                "loc": ["query", "creative_id"],
-                "msg": "Input should be a valid UUID, invalid length: expected length 32 for simple format, found 4",
-                "input": "1234",
-                "ctx": {"error": "invalid length: expected length 32 for simple format, found 4"},
-            }
-        ],
+        [bad_uuid("creative_id", "1234", "invalid length: expected length 32 for simple format, found 4")],
     ),
     (
         "alice_api",
@@ -208,62 +134,27 @@ CASES = [
         f"{BRAND}/brand-intelligence/artifacts",
         "module=tv&offset=x",
         [
-            {
-                "type": "int_parsing",
-                "loc": ["query", "offset"],
-                "msg": "Input should be a valid integer, unable to parse string as an integer",
-                "input": "x",
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "module"],
-                "msg": "Input should be 'competitors', 'brand_classification', 'paid_media', 'organic_social', 'seo' "
-                "or 'website'",
-                "input": "tv",
-                "ctx": {
-                    "expected": "'competitors', 'brand_classification', 'paid_media', 'organic_social', 'seo' or "
-                    "'website'"
-                },
-            },
+            not_an_int("offset", "x"),
+            literal(
+                "module",
+                "tv",
+                ("competitors", "brand_classification", "paid_media", "organic_social", "seo", "website"),
+            ),
         ],
     ),
     (
         "alice_api",
         "/api/v1/brand-kits",
         "brand_id=not-a-uuid",
-        [
-            {
-                "type": "uuid_parsing",
-                "loc": ["query", "brand_id"],
-                "msg": "Input should be a valid UUID, invalid character: expected an optional prefix of `urn:uuid:` "
-                "followed by [0-9a-fA-F-], found `n` at 1",
-                "input": "not-a-uuid",
-                "ctx": {
-                    "error": "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], "
-                    "found `n` at 1"
-                },
-            }
-        ],
+        [bad_uuid("brand_id", "not-a-uuid", f"{UUID_PREFIX} `n` at 1")],
     ),
     (
         "alice_api",
         "/api/v1/teams",
         "status=asleep&limit=101",
         [
-            {
-                "type": "literal_error",
-                "loc": ["query", "status"],
-                "msg": "Input should be 'onboarding', 'active', 'paused', 'cancelling', 'cancelled' or 'past_due'",
-                "input": "asleep",
-                "ctx": {"expected": "'onboarding', 'active', 'paused', 'cancelling', 'cancelled' or 'past_due'"},
-            },
-            {
-                "type": "less_than_equal",
-                "loc": ["query", "limit"],
-                "msg": "Input should be less than or equal to 100",
-                "input": "101",
-                "ctx": {"le": 100},
-            },
+            literal("status", "asleep", ("onboarding", "active", "paused", "cancelling", "cancelled", "past_due")),
+            bound("le", "limit", "101", 100),
         ],
     ),
     (
@@ -271,20 +162,8 @@ CASES = [
         SNAPSHOTS,
         "status=starting&provider=nobody",
         [
-            {
-                "type": "literal_error",
-                "loc": ["query", "status"],
-                "msg": "Input should be 'running', 'ready' or 'failed'",
-                "input": "starting",
-                "ctx": {"expected": "'running', 'ready' or 'failed'"},
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "provider"],
-                "msg": "Input should be 'local' or 'brightdata'",
-                "input": "nobody",
-                "ctx": {"expected": "'local' or 'brightdata'"},
-            },
+            literal("status", "starting", ("running", "ready", "failed")),
+            literal("provider", "nobody", ("local", "brightdata")),
         ],
     ),
 ]
@@ -308,19 +187,5 @@ def test_bad_delivery_filters(alice_api, alice):
 
     assert response.status_code == 422
     assert response.json() == {
-        "detail": [
-            {
-                "type": "int_parsing",
-                "loc": ["query", "limit"],
-                "msg": "Input should be a valid integer, unable to parse string as an integer",
-                "input": "x",
-            },
-            {
-                "type": "literal_error",
-                "loc": ["query", "status"],
-                "msg": "Input should be 'pending', 'sending', 'succeeded' or 'failed'",
-                "input": "lost",
-                "ctx": {"expected": "'pending', 'sending', 'succeeded' or 'failed'"},
-            },
-        ]
+        "detail": [not_an_int("limit", "x"), literal("status", "lost", ("pending", "sending", "succeeded", "failed"))]
     }
