@@ -29,18 +29,18 @@ release: $(VENV)/.deps-run
 	scripts/release.sh
 
 ## bench: on demand (never part of `make test`): the production server under wrk on throw-away
-## PostgreSQL and Redis; prints one table and writes it to tools/bench/RESULTS.md. BENCH_ARGS="--scale 4 --duration 10"
+## PostgreSQL and Redis; prints one table and writes it to bench/RESULTS.md. BENCH_ARGS="--scale 4 --duration 10"
 BENCH_ARGS ?=
 bench: $(VENV)/.deps-run
 	@command -v wrk >/dev/null 2>&1 || { echo "installing wrk"; apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk </dev/null; }
-	$(PY) scripts/testenv.py -- $(PY) tools/bench/run.py $(BENCH_ARGS)
+	$(PY) scripts/testenv.py -- $(PY) bench/run.py $(BENCH_ARGS)
 
 ## profile: where one request's time goes: the benchmark's requests in process, through the WSGI handler, on
-## throw-away PostgreSQL and Redis (tools/bench/profile.py). PROFILE_ARGS="--path c --pyinstrument"
+## throw-away PostgreSQL and Redis (bench/profile.py). PROFILE_ARGS="--path c --pyinstrument"
 PROFILE_ARGS ?=
 profile: $(VENV)/.deps-dev
-	$(PY) scripts/testenv.py -- $(PY) tools/bench/profile.py $(PROFILE_ARGS)
+	$(PY) scripts/testenv.py -- $(PY) bench/profile.py $(PROFILE_ARGS)
 
 ## test: the whole suite on throw-away PostgreSQL and Redis (installed with apt-get when absent)
 test: $(VENV)/.deps-dev browser-deps $(SPECTRAL)

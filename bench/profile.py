@@ -4,7 +4,7 @@
     .venv/bin/python scripts/testenv.py -- .venv/bin/python bench/profile.py [--requests 2000] [--path c]
 
 On the throw-away PostgreSQL and Redis of scripts/testenv.py, with the settings `make bench` uses
-(tools.bench.settings: production plus the bare routes), this seeds as `make bench` does, then calls the
+(bench.settings: production plus the bare routes), this seeds as `make bench` does, then calls the
 WSGI application directly (no server, no sockets on the web side) and prints the mean and median
 wall time per request of each path. With --pyinstrument it profiles the chosen path and prints the
 call tree. Numbers are one thread's, without the server's own overhead: use them to compare two
@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tools.bench.run import django_env, seed_database  # noqa: E402
+from bench.run import django_env, seed_database  # noqa: E402
 
 PATHS = {
     "a": ("/bench/bare/hello", False),
@@ -81,7 +81,7 @@ def main() -> int:
         if not os.environ.get(name):
             raise SystemExit(f"{name} is not set: run this under scripts/testenv.py (make profile)")
 
-    os.environ.update({**django_env("tools.bench.settings"), "LOG_LEVEL": "WARNING"})
+    os.environ.update({**django_env("bench.settings"), "LOG_LEVEL": "WARNING"})
     os.chdir(ROOT)
     if not args.no_seed:
         seed_database(dict(os.environ), args.scale)

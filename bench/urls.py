@@ -2,9 +2,9 @@
 
 from django.urls import path
 
+from bench.views import BareTaskListView, HelloView
 from config.urls import handler404, handler500  # noqa: F401
 from config.urls import urlpatterns as production_urlpatterns
-from tools.bench.views import BareTaskListView, HelloView
 
 urlpatterns = [
     path("bench/bare/hello", HelloView.as_view()),

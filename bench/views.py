@@ -1,4 +1,4 @@
-"""Views only the benchmark mounts (tools/bench/urls.py): the floor, and a list without auth or rate limits."""
+"""Views only the benchmark mounts (bench/urls.py): the floor, and a list without auth or rate limits."""
 
 from __future__ import annotations
 

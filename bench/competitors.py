@@ -9,7 +9,7 @@ hundred of them with the brand's copies: starred, edited, removed), plus kits na
 competitors (150 of them variants of discovered names that the fuzzy merge must drop), then times
 `GET /api/v1/brands/{id}/competitors` through Django's test client (the whole WSGI stack:
 middleware, JWT auth, rate limiting, view, JSON rendering), and writes the result to
-tools/bench/RESULTS.md under "Competitors roster". Target: under 150 ms.
+bench/RESULTS.md under "Competitors roster". Target: under 150 ms.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
@@ -47,7 +47,7 @@ DISCOVERED = 2000
 KIT_NAMES = 500
 KIT_VARIANTS = 150  # kit names that duplicate a discovered row in another spelling
 TARGET_MS = 150.0
-RESULTS = ROOT / "tools" / "bench" / "RESULTS.md"
+RESULTS = ROOT / "bench" / "RESULTS.md"
 SECTION = "## Competitors roster"
 
 _SYLLABLES = ["ka", "lo", "mi", "ra", "ven", "tor", "ex", "ix", "ul", "an", "sor", "bel", "cor", "dan", "fi"]

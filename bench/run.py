@@ -7,13 +7,13 @@ On the throw-away PostgreSQL and Redis that scripts/testenv.py starts, this migr
 (`manage.py seed_demo --scale N`), records a rate-limit override for 127.0.0.1 (the counters are
 still taken on every request: only the cap is lifted, so the load is not refused), starts gunicorn
 exactly as `make serve` does (config/gunicorn.py, production settings plus the bench-only routes of
-tools/bench/urls.py) and drives it with wrk on loopback: 2 threads, 32 connections; after a warm-up, each
+bench/urls.py) and drives it with wrk on loopback: 2 threads, 32 connections; after a warm-up, each
 scenario runs --duration seconds in each of --rounds interleaved rounds, and its best round is kept.
 The server speaks plain HTTP here as it does behind the production TLS proxy: 127.0.0.1 is the
 trusted proxy and wrk sends `X-Forwarded-Proto: https`.
 
 It prints one table (requests/s, p50, p99, ratio to the floor, the web processes' CPU per request)
-and writes it to tools/bench/RESULTS.md under "Production server under load". When the FastAPI peer is
+and writes it to bench/RESULTS.md under "Production server under load". When the FastAPI peer is
 beside the project (`../shared/peers/fastapi_tasks`, or --peer DIR), the same run then stops its
 server and runs the peer's own side-by-side comparison (its compare.sh: the project's gunicorn and the
 peer on the same PostgreSQL and Redis, interleaved rounds), adds each row's requests/s as a ratio to
@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-RESULTS = ROOT / "tools" / "bench" / "RESULTS.md"
+RESULTS = ROOT / "bench" / "RESULTS.md"
 PEER = ROOT.parent / "shared" / "peers" / "fastapi_tasks"  # outside the repository, beside the project
 SECTION = "## Production server under load"
 PROXY_HEADER = {"X-Forwarded-Proto": "https"}
@@ -381,7 +381,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; each row shows its best round")
     parser.add_argument("--server", default="gunicorn", choices=["gunicorn", "gunicorn-sync", "granian"])
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
-    parser.add_argument("--settings", default="tools.bench.settings", help="another settings module, for comparisons")
+    parser.add_argument("--settings", default="bench.settings", help="another settings module, for comparisons")
     parser.add_argument(
         "--only", default="", help="comma-separated scenario keys (a, b, c, c0, d, e, f); a is always run"
     )
@@ -525,7 +525,7 @@ def main() -> int:
         write_results(text)
         log(f"written to {RESULTS.relative_to(ROOT)}")
     if not met:
-        log("a target was missed: see the profile in tools/bench/RESULTS.md")
+        log("a target was missed: see the profile in bench/RESULTS.md")
     bad = [s.key for s in scenarios if any(r["non_2xx"] for r in s.rounds)]
     if bad:  # a wrong answer under load is a failure; a missed target is a finding
         log(f"non-2xx responses under load in: {', '.join(bad)}")

@@ -1,4 +1,4 @@
-"""`make bench`: the production settings, plus the benchmark's own routes (tools/bench/urls.py).
+"""`make bench`: the production settings, plus the benchmark's own routes (bench/urls.py).
 
 Two differences, both confined to paths under /bench/bare/ that only this URLconf serves:
 the rate-limit middleware skips them, and their views run without authentication. Every public
@@ -10,8 +10,8 @@ from __future__ import annotations
 from config.settings.production import *  # noqa: F403
 from config.settings.production import MIDDLEWARE
 
-ROOT_URLCONF = "tools.bench.urls"
+ROOT_URLCONF = "bench.urls"
 MIDDLEWARE = [
-    "tools.bench.middleware.RateLimitExceptBare" if name == "core.middleware.RateLimitMiddleware" else name
+    "bench.middleware.RateLimitExceptBare" if name == "core.middleware.RateLimitMiddleware" else name
     for name in MIDDLEWARE
 ]
