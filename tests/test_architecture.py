@@ -22,6 +22,7 @@ DOMAIN_APPS = (
 PRODUCT = ("config", "core", "signed_delivery", *DOMAIN_APPS)
 # AppConfig.ready() is where Django wants registrations (signals, payment-event handlers, checks) to run.
 READY_HOOKS = {"ready"}
+OUTSIDE_THE_PRODUCT = ("bench", "tests", "tools")
 
 
 def module_name(path: Path) -> str:
@@ -141,7 +142,7 @@ def test_the_product_imports_no_benchmark_nor_test_code():
                 modules = [node.module or ""]
             else:
                 continue
-            outside += [f"{name}: {module}" for module in modules if module.split(".")[0] in ("bench", "tests", "tools")]
+            outside += [f"{name}: {module}" for module in modules if module.split(".")[0] in OUTSIDE_THE_PRODUCT]
     assert outside == []
 
 
