@@ -6,8 +6,8 @@ from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import RefreshToken
 
 from accounts.services import api_key_create
-from tests.factories import UserFactory
-from tests.servers import serve_app_over_tls
+from tests.support.factories import UserFactory
+from tests.support.servers import serve_app_over_tls
 
 
 class HttpsAPIClient(APIClient):

@@ -15,7 +15,7 @@ from core.models import LocalPayment
 from core.providers.payments.events import build_event
 from core.providers.payments.local import LocalPaymentProvider, payment_event_object
 from tests.conftest import HttpsAPIClient, client_with_token, jwt_for
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

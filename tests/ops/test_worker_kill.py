@@ -26,7 +26,7 @@ from config.celery_app import app
 from tasks_market.models import AttemptStatus, Delivery, DeliveryAttempt, DeliveryStatus
 from tasks_market.services.dispatch import CLAIM_TIMEOUT
 from tests.ops.conftest import ROOT, Output, process_env, stop
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 from tests.tasks_market.factories import AgentFactory, delivering_task
 from webhooks_app.models import WebhookEvent
 from webhooks_app.services import webhook_subscription_create

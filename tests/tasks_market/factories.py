@@ -19,7 +19,7 @@ from tasks_market.models import (
     Task,
     TaskStatus,
 )
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 from webhooks_app.signing import new_secret
 
 

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from core.providers.payments.events import SignedEvent
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 from webhooks_app import registry
 
 WEBHOOK_URL = "/api/v1/webhooks/payments"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import factory
 
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 from webhooks_app.models import WebhookSubscription
 from webhooks_app.signing import new_secret
 
