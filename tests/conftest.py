@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
@@ -7,6 +9,7 @@ from rest_framework_simplejwt.tokens import RefreshToken
 
 from accounts.services import api_key_create
 from tests.support.factories import UserFactory
+from tests.support.reporting import ScenarioLines
 from tests.support.servers import serve_app_over_tls
 
 
@@ -15,6 +18,36 @@ class HttpsAPIClient(APIClient):
 
     def generic(self, method, path, data="", content_type="application/octet-stream", secure=True, **extra):
         return super().generic(method, path, data, content_type, secure=secure, **extra)
+
+
+# Tests that take minutes each (the fuzzers, the outside-in and operations tests with real processes) run
+# first: under pytest-xdist the short tests then fill the workers' time around them, instead of one worker
+# finishing a long test alone at the end.
+_LONG_FIRST = ("fuzz", "e2e")
+_LONG_DIRS = ("ops",)
+
+
+def _long_rank(item) -> int:
+    if item.get_closest_marker("fuzz"):  # the longest of all (minutes of schemathesis each)
+        return 0
+    if any(item.get_closest_marker(name) for name in _LONG_FIRST):
+        return 1
+    return 1 if Path(str(item.path)).parent.name in _LONG_DIRS else 2
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=_long_rank)  # stable: the order within each rank is kept
+
+
+_SCENARIOS = ScenarioLines()
+
+
+def pytest_runtest_logreport(report):
+    _SCENARIOS.collect(report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    _SCENARIOS.write(terminalreporter)
 
 
 @pytest.fixture(autouse=True)
