@@ -6,6 +6,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import RefreshToken
+from xdist.scheduler import LoadGroupScheduling
 
 from accounts.services import api_key_create
 from tests.support.factories import UserFactory
@@ -37,6 +38,23 @@ def _long_rank(item) -> int:
 
 def pytest_collection_modifyitems(config, items):
     items.sort(key=_long_rank)  # stable: the order within each rank is kept
+
+
+class _ServerShapeScheduling(LoadGroupScheduling):
+    """`--dist loadgroup`, with the tests on one `make run` / `make serve` server as one group (one worker, so
+    each shape is started once per run and never by two workers at once). The group is read from the node
+    id: pytest-xdist 3.8 marks xdist_group by rewriting `item._nodeid`, which pytest 9 no longer reads."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        if nodeid.startswith("tests/e2e/") and nodeid.endswith(("[run]", "[serve]")):
+            return "e2e-" + nodeid.rsplit("[", 1)[1].rstrip("]")
+        return super()._split_scope(nodeid)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadgroup":
+        return _ServerShapeScheduling(config, log)
+    return None
 
 
 _SCENARIOS = ScenarioLines()

@@ -21,17 +21,12 @@ HERE = Path(__file__).resolve().parent
 SHAPES = ["run", "serve"]
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if HERE in Path(str(item.path)).resolve().parents:
-            item.add_marker(pytest.mark.e2e)
-            # Under `--dist loadgroup` (make test) the tests on one shape's server all go to one worker, so
-            # each shape is started once per run and never by two workers at once (the two shapes, on ports
-            # and databases of their own, may run side by side).
-            shape = getattr(item, "callspec", None) and item.callspec.params.get("server")
-            if shape:
-                item.add_marker(pytest.mark.xdist_group(f"e2e-{shape}"))
+def pytest_itemcollected(item):
+    """Marks each test as it is collected (before any pytest_collection_modifyitems orders them)."""
+    if HERE in Path(str(item.path)).resolve().parents:
+        item.add_marker(pytest.mark.e2e)
+        # Under `--dist loadgroup` (make test) the tests on one shape's server all go to one worker
+        # (tests/conftest.py's scheduler groups them by their `[run]` / `[serve]` id).
 
 
 @pytest.fixture(scope="package", params=SHAPES)
