@@ -42,9 +42,13 @@ PROFILE_ARGS ?=
 profile: $(VENV)/.deps-dev
 	$(PY) scripts/testenv.py -- $(PY) bench/profile.py $(PROFILE_ARGS)
 
-## test: the whole suite on throw-away PostgreSQL and Redis (installed with apt-get when absent)
+## test: the whole suite on throw-away PostgreSQL and Redis (installed with apt-get when absent), in
+## TEST_WORKERS pytest-xdist workers, each with its own test database and Redis database. The tests on one
+## `make run` / `make serve` server share a worker (--dist loadgroup, tests/e2e/conftest.py). More workers
+## than cores: a serial run keeps a third of one core busy, the rest is waiting on servers and subprocesses.
+TEST_WORKERS ?= 4
 test: $(VENV)/.deps-dev browser-deps $(SPECTRAL)
-	$(PY) scripts/testenv.py -- $(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) scripts/testenv.py -- $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## lint: ruff
 lint: $(VENV)/.deps-dev

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import RefreshToken
+from xdist.scheduler import LoadGroupScheduling
 
 from accounts.services import api_key_create
-from tests.factories import UserFactory
-from tests.servers import serve_app_over_tls
+from tests.support.factories import UserFactory
+from tests.support.reporting import ScenarioLines
+from tests.support.servers import serve_app_over_tls
 
 
 class HttpsAPIClient(APIClient):
@@ -15,6 +19,53 @@ class HttpsAPIClient(APIClient):
 
     def generic(self, method, path, data="", content_type="application/octet-stream", secure=True, **extra):
         return super().generic(method, path, data, content_type, secure=secure, **extra)
+
+
+# Tests that take minutes each (the fuzzers, the outside-in and operations tests with real processes) run
+# first: under pytest-xdist the short tests then fill the workers' time around them, instead of one worker
+# finishing a long test alone at the end.
+_LONG_FIRST = ("fuzz", "e2e")
+_LONG_DIRS = ("ops",)
+
+
+def _long_rank(item) -> int:
+    if item.get_closest_marker("fuzz"):  # the longest of all (minutes of schemathesis each)
+        return 0
+    if any(item.get_closest_marker(name) for name in _LONG_FIRST):
+        return 1
+    return 1 if Path(str(item.path)).parent.name in _LONG_DIRS else 2
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=_long_rank)  # stable: the order within each rank is kept
+
+
+class _ServerShapeScheduling(LoadGroupScheduling):
+    """`--dist loadgroup`, with the tests on one `make run` / `make serve` server as one group (one worker, so
+    each shape is started once per run and never by two workers at once). The group is read from the node
+    id: pytest-xdist 3.8 marks xdist_group by rewriting `item._nodeid`, which pytest 9 no longer reads."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        if nodeid.startswith("tests/e2e/") and nodeid.endswith(("[run]", "[serve]")):
+            return "e2e-" + nodeid.rsplit("[", 1)[1].rstrip("]")
+        return super()._split_scope(nodeid)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadgroup":
+        return _ServerShapeScheduling(config, log)
+    return None
+
+
+_SCENARIOS = ScenarioLines()
+
+
+def pytest_runtest_logreport(report):
+    _SCENARIOS.collect(report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    _SCENARIOS.write(terminalreporter)
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import pytest
 from core.access import API_KEY_PREFIXES, Access
 from tests.access import all_routes
 from tests.conftest import HttpsAPIClient
-from tests.routes import api_routes, path_converters
+from tests.support.routes import api_routes, path_converters
 
 TABLE = all_routes()
 ROUTES = api_routes()

@@ -10,8 +10,8 @@ import pytest
 
 from core.models import RateLimitOverride
 from tests.conftest import jwt_for
-from tests.factories import UserFactory
-from tests.servers import run_schemathesis
+from tests.support.factories import UserFactory
+from tests.support.servers import run_schemathesis
 
 
 @pytest.mark.fuzz

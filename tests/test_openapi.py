@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from openapi_spec_validator import validate
 
-from tests.routes import api_routes
+from tests.support.routes import api_routes
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 from accounts.models import ApiKey, User
 from accounts.services import api_key_create
 from tests.conftest import client_with_token
-from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.factories import DEFAULT_PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 

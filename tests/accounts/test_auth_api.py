@@ -9,10 +9,10 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import ApiKey, User
 from tests.conftest import client_with_token
-from tests.factories import DEFAULT_PASSWORD
-from tests.probe_urls import PROBE
+from tests.support.factories import DEFAULT_PASSWORD
+from tests.support.probe_urls import PROBE
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.probe_urls")]
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.support.probe_urls")]
 
 
 def test_register_creates_a_user(api):

@@ -7,9 +7,9 @@ from django.core.management import CommandError, call_command
 
 from accounts.models import User
 from tests.conftest import client_with_token
-from tests.probe_urls import PROBE
+from tests.support.probe_urls import PROBE
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.probe_urls")]
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.support.probe_urls")]
 
 
 def test_create_user_and_api_key():

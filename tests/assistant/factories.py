@@ -7,7 +7,7 @@ import factory
 from django.utils import timezone
 
 from assistant.models import Assistant, AssistantMessage, ImageGeneration
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 
 class AssistantFactory(factory.django.DjangoModelFactory):

@@ -15,7 +15,7 @@ from payments.events import build_event
 from payments.models import LocalPayment
 from payments.providers.local import LocalPaymentProvider, payment_event_object
 from tests.conftest import HttpsAPIClient, client_with_token, jwt_for
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from accounts.models import User
 from assistant.models import CreditTransaction, ImageGeneration
 from assistant.providers.images.local import render_png
 from tests.conftest import client_with_token, jwt_for
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 GENERATE = "/api/v1/allmodelchat/generate/image"
 

@@ -15,7 +15,7 @@ from core.models import IdempotencyKey
 from tasks_market.models import Task
 from tests.conftest import client_with_token, jwt_for
 from tests.core.idempotency_urls import FlakyView
-from tests.routes import api_routes
+from tests.support.routes import api_routes
 from tests.tasks_market.conftest import iso_in
 
 TASK = {

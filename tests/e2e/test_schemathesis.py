@@ -13,7 +13,7 @@ import re
 import pytest
 
 from tests.e2e.harness import Api, Scenario, create_user, login
-from tests.servers import run_schemathesis
+from tests.support.servers import run_schemathesis
 
 STAFF_ONLY = "^/api/v1/admin/"
 EXAMPLES = 3  # per operation and phase: a few minutes on two cores

@@ -18,9 +18,9 @@ from accounts.models import User
 from scrapers.models import SnapshotStatus
 from teams.models import Team, TeamStatus
 from teams.services import team_hire
-from tests.factories import UserFactory
 from tests.scrapers.factories import SnapshotFactory
-from tests.servers import serve_app_over_tls
+from tests.support.factories import UserFactory
+from tests.support.servers import serve_app_over_tls
 from tests.tasks_market.factories import BidFactory
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

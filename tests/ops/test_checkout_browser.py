@@ -19,7 +19,7 @@ import pytest
 from django.utils import timezone
 
 from tests.ops.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.servers import serve_app_over_tls
+from tests.support.servers import serve_app_over_tls
 from tests.tasks_market.conftest import Receiver
 from tests.tasks_market.factories import text_artefact
 

@@ -27,7 +27,7 @@ from signed_delivery.attempts import AttemptStatus
 from signed_delivery.engine import CLAIM_TIMEOUT
 from tasks_market.models import Delivery, DeliveryAttempt, DeliveryStatus
 from tests.ops.conftest import ROOT, Output, process_env, stop
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 from tests.tasks_market.factories import AgentFactory, delivering_task
 from webhooks_app.models import WebhookEvent
 from webhooks_app.services import webhook_subscription_create

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 
 PAGES = {
     "/acme": (

@@ -8,7 +8,7 @@ import pytest
 
 from accounts.models import User
 from accounts.throttle import LOGIN_ACCOUNT, LOGIN_ACCOUNT_CLIENT
-from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.factories import DEFAULT_PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -31,7 +31,7 @@ from brands.models import Brand, CompetitorSeed
 from brands.selectors.competitors import merge_kit_names
 from brands.selectors.roster_cache import roster_changed
 from tests.conftest import client_with_token, jwt_for
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 _SYLLABLES = ["ka", "lo", "mi", "ra", "ven", "tor", "ex", "ix", "ul", "an", "sor", "bel", "cor", "dan", "fi"]
 _SYLLABLES += ["gra", "hel", "jo", "lum", "nar", "os", "pe", "qui", "sta", "tri", "vo", "zen"]

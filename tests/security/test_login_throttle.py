@@ -7,7 +7,7 @@ import pytest
 
 from accounts.throttle import LOGIN_ACCOUNT, LOGIN_CLIENT
 from core.ratelimit import client_key
-from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.factories import DEFAULT_PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 

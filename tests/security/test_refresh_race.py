@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from tests.conftest import HttpsAPIClient
-from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.factories import DEFAULT_PASSWORD, UserFactory
 
 CONCURRENT = 6
 ROUNDS = 3  # check-then-insert sometimes serialises by luck; three rounds in a row do not

@@ -20,7 +20,7 @@ from tasks_market.models import (
     Task,
     TaskStatus,
 )
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 
 
 class AgentFactory(factory.django.DjangoModelFactory):

@@ -8,7 +8,7 @@ import pytest
 
 from payments.models import LocalPayment
 from tasks_market.models import Payment
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory, delivering_task, text_artefact
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,7 @@
 """Cancel, approve and refunds ask the payment provider with no transaction open and no row locked
 (issue 13 build item 6; select has its own tests in test_select_calls_the_provider_outside_any_lock.py).
 
-The Stripe adapter talks to a stand-in server (tests/stripe_server.py) that can hold its answer: while
+The Stripe adapter talks to a stand-in server (tests/support/stripe_server.py) that can hold its answer: while
 it is held, the test takes the rows the operation will change with `SELECT ... FOR UPDATE NOWAIT`,
 which fails at once if anybody holds them.
 """
@@ -19,7 +19,7 @@ from django.utils import timezone
 from tasks_market.models import Delivery, DeliveryStatus, Payment, PaymentStatus, Task, TaskStatus
 from tasks_market.services.payments import payment_refund, refunds_catch_up
 from tests.conftest import client_with_token, jwt_for
-from tests.stripe_server import stored_intent, stripe_stand_in
+from tests.support.stripe_server import stored_intent, stripe_stand_in
 from tests.tasks_market.conftest import post_payment_event
 from tests.tasks_market.factories import BidFactory, PaymentFactory, TaskFactory, delivering_task
 

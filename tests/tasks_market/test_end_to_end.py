@@ -13,7 +13,7 @@ import pytest
 from payments.models import LocalPayment
 from tasks_market.models import Delivery, Payment
 from tests.conftest import client_with_token, jwt_for
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 from tests.tasks_market.conftest import Receiver, place_bid, post_task, register_agent, simulate_payment
 from tests.tasks_market.factories import text_artefact
 

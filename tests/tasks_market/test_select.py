@@ -8,7 +8,7 @@ from django.db import connection
 from payments.models import LocalPayment
 from tasks_market.models import Bid, Payment, Task
 from tests.conftest import client_with_token, jwt_for
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 from tests.tasks_market.conftest import place_bid, post_task, register_agent
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 

@@ -1,7 +1,7 @@
 """Select claims with a short conditional UPDATE, asks the provider outside any transaction under a key
 derived from the selection, then records the payment, or gives the claim back when the provider failed.
 
-The Stripe adapter talks to a stand-in server (tests/stripe_server.py) that honours Idempotency-Key.
+The Stripe adapter talks to a stand-in server (tests/support/stripe_server.py) that honours Idempotency-Key.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from payments.models import LocalPayment
 from payments.providers import get_payment_provider
 from tasks_market.models import Bid, Payment, Task
 from tests.conftest import client_with_token, jwt_for
-from tests.factories import UserFactory
-from tests.stripe_server import stripe_stand_in
+from tests.support.factories import UserFactory
+from tests.support.stripe_server import stripe_stand_in
 from tests.tasks_market.conftest import place_bid, post_task, register_agent, simulate_payment
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 from webhooks_app.models import WebhookEvent

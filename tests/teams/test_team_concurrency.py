@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from teams.models import Team, TeamStatus
 from tests.conftest import client_with_token, jwt_for
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 
 
 class FakeStripe(BaseHTTPRequestHandler):

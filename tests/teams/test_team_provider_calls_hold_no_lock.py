@@ -1,7 +1,7 @@
 """Hire, unsubscribe and reactivate ask the provider outside any transaction: nothing is locked while it
 answers, hire's subscription is created under `team-hire:<team id>`, and a failure changes nothing.
 
-The Stripe adapter talks to a stand-in server (tests/stripe_server.py) that honours Idempotency-Key.
+The Stripe adapter talks to a stand-in server (tests/support/stripe_server.py) that honours Idempotency-Key.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from teams.models import Team, TeamStatus
 from teams.services import team_link_subscription
 from tests.conftest import client_with_token, jwt_for
-from tests.stripe_server import stripe_stand_in
+from tests.support.stripe_server import stripe_stand_in
 from webhooks_app.models import WebhookEvent
 
 

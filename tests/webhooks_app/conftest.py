@@ -12,7 +12,7 @@ import pytest
 
 from payments import registry
 from payments.events import SignedEvent
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 
 WEBHOOK_URL = "/api/v1/webhooks/payments"
 

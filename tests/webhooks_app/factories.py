@@ -3,7 +3,7 @@ from __future__ import annotations
 import factory
 
 from signed_delivery.signing import new_secret
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 from webhooks_app.models import WebhookSubscription
 
 

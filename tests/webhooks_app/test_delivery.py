@@ -301,7 +301,7 @@ def test_the_sweep_sends_overdue_deliveries_and_recovers_stuck_ones(alice_api, r
 
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_running_the_same_delivery_send_it_once(receiver):
-    from tests.factories import UserFactory
+    from tests.support.factories import UserFactory
 
     owner = UserFactory()
     subscription = WebhookSubscriptionFactory(owner=owner, url=receiver.url, events=["task.created"])

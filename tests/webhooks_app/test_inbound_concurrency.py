@@ -11,7 +11,7 @@ from django.db.models import F
 from accounts.models import User
 from payments.events import build_event
 from tests.conftest import HttpsAPIClient
-from tests.factories import UserFactory
+from tests.support.factories import UserFactory
 from tests.webhooks_app.conftest import handling, post_event
 from webhooks_app.models import InboundDelivery, InboundEvent, InboundEventStatus
 

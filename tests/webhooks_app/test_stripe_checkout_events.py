@@ -18,7 +18,7 @@ from assistant.models import CreditTopUp
 from payments.events import build_event
 from tasks_market.models import Delivery, Payment, Task
 from teams.models import Team
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 from tests.tasks_market.conftest import place_bid, post_task, register_agent
 
 pytestmark = pytest.mark.django_db

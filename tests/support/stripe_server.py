@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qsl
 
-from tests.servers import serve_http
+from tests.support.servers import serve_http
 
 
 @dataclass

@@ -18,7 +18,7 @@ from core.tlsserver import DualProtocolRequestHandler, DualProtocolWSGIServer
 
 SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
 SCHEMATHESIS_CONFIG = str(Path(__file__).with_name("schemathesis.toml"))
-SCHEMATHESIS_HOOKS = "tests.schemathesis_hooks"
+SCHEMATHESIS_HOOKS = "tests.support.schemathesis_hooks"
 # Fail on any 5xx and on any response (status, content type, headers, body) the schema does not describe.
 FUZZ_CHECKS = ",".join(
     [
@@ -118,5 +118,5 @@ def run_schemathesis(
         text=True,
         timeout=timeout,
         check=False,
-        env={**os.environ, "SCHEMATHESIS_HOOKS": SCHEMATHESIS_HOOKS, "PYTHONPATH": str(Path(__file__).parents[1])},
+        env={**os.environ, "SCHEMATHESIS_HOOKS": SCHEMATHESIS_HOOKS, "PYTHONPATH": str(Path(__file__).parents[2])},
     )

@@ -1,4 +1,4 @@
-"""schemathesis hooks for every run the suite makes (SCHEMATHESIS_HOOKS, see tests/servers.py).
+"""schemathesis hooks for every run the suite makes (SCHEMATHESIS_HOOKS, see tests/support/servers.py).
 
 A client sends a fresh Idempotency-Key for each distinct request and the same key only to retry that
 request (docs/guide.md#retries). Generated data reuses example values, which would make every later request
