@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import RefreshToken
 from xdist.scheduler import LoadGroupScheduling
@@ -103,6 +104,14 @@ def bob(db):
 @pytest.fixture
 def staff(db):
     return UserFactory(email="staff@example.com", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def admin_client(staff) -> Client:
+    """The suite's staff user, logged in to the Django admin (pytest-django's own fixture makes its own user)."""
+    client = Client()
+    client.force_login(staff)
+    return client
 
 
 @pytest.fixture

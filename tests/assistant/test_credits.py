@@ -3,7 +3,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from accounts.models import User
@@ -73,13 +72,6 @@ def test_abandoned_pending_generations_are_refunded_by_the_periodic_task(alice):
     statuses = dict(ImageGeneration.objects.values_list("id", "status"))
     assert statuses == {stale.id: "failed", fresh.id: "pending", done.id: "succeeded"}
     assert User.objects.get(pk=alice.pk).credits == 1
-
-
-@pytest.fixture
-def admin_client(staff):
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 def test_staff_adjust_credits_in_the_admin_with_a_reason(admin_client, alice, staff):

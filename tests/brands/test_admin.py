@@ -1,19 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from brands.models import Artifact, BrandCompetitor, Publication, TrackedGroup, TrackedGroupMember
 from tests.brands.factories import AdvertiserFactory, BrandFactory, BrandKitFactory, CompetitorSeedFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(staff):
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 @pytest.fixture

@@ -1,19 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from accounts.services import api_key_create
 from core.models import RateLimitOverride
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(staff):
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 @pytest.mark.parametrize(

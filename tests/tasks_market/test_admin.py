@@ -1,20 +1,12 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from payments.models import LocalPayment
 from tasks_market.models import Delivery, DeliveryAttempt, Payment, Task
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory, delivering_task
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(staff):
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 def test_admin_pages_render_and_never_show_secrets(admin_client):

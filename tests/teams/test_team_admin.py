@@ -1,19 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from payments.models import LocalSubscription
 from teams.models import Team, TeamStatus
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(staff):
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 def test_teams_list_filters_and_search(admin_client, alice_api):

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pytest
 from django.db.models import F
-from django.test import Client
 
 from accounts.models import User
 from payments.events import build_event
@@ -11,13 +10,6 @@ from tests.webhooks_app.factories import WebhookSubscriptionFactory
 from webhooks_app.models import InboundEvent, WebhookAttempt, WebhookDelivery, WebhookEvent
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(staff):
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 @pytest.mark.parametrize(
