@@ -155,6 +155,8 @@ def production_stack(tmp_path: Path, *, celery_concurrency: int = 1, **env: str)
             DATABASE_URL=postgres.url,
             REDIS_URL=redis.url,
             DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+            # The local payment provider in production settings, on purpose (docs/operations.md#payments-in-production).
+            PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             VAR_DIR=str(var_dir),
             WEB_CONCURRENCY="2",
             CELERY_CONCURRENCY=str(celery_concurrency),

@@ -138,6 +138,8 @@ def _serve_server(tmp_path: Path, database_url: str, redis_url: str, **env: str)
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
         DJANGO_SECRET_KEY="lifecycle-" + "x" * 50,
+        # The local payment provider in production settings, on purpose (docs/operations.md#payments-in-production).
+        PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         WEB_CONCURRENCY="2",
         GUNICORN_THREADS="2",
         CELERY_CONCURRENCY="1",
