@@ -149,6 +149,14 @@ class Proxy:
 
     def server_states(self) -> dict[str, str]:
         """{server: 'UP' | 'DOWN' | 'UP 1/2' ...} from `show stat` on the stats socket."""
+        return {row["svname"]: row["status"] for row in self.stats() if row["svname"] not in ("FRONTEND", "BACKEND")}
+
+    def retries(self) -> str:
+        """What the proxy hid from clients: the backend's retries (wretr) and redispatches (wredis)."""
+        backend = next(row for row in self.stats() if row["svname"] == "BACKEND")
+        return f"proxy retries={backend['wretr']} redispatches={backend['wredis']}"
+
+    def stats(self) -> list[dict[str, str]]:
         assert self.process.poll() is None, f"HAProxy exited:\n{self.log.read_text(errors='replace')[-3000:]}"
         with socket.socket(socket.AF_UNIX) as sock:
             sock.settimeout(5)
@@ -157,8 +165,7 @@ class Proxy:
             data = b""
             while chunk := sock.recv(65536):
                 data += chunk
-        rows = csv.DictReader(io.StringIO(data.decode().lstrip("# ")))
-        return {row["svname"]: row["status"] for row in rows if row["svname"] not in ("FRONTEND", "BACKEND")}
+        return list(csv.DictReader(io.StringIO(data.decode().lstrip("# "))))
 
     def wait_state(self, server: str, state: str, timeout: float = 30) -> None:
         wait_until(lambda: self.server_states().get(server) == state, f"HAProxy to see {server} {state}", timeout, 0.1)

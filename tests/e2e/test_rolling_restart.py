@@ -190,7 +190,7 @@ def test_a_rolling_restart_behind_haproxy_fails_no_request(tmp_path):
                 f"whole run: requests={len(everything)} ({len(everything) / seconds:.0f}/s) "
                 f"statuses[{status_counts(everything)}] failures={len(failures(everything))} "
                 f"acknowledged writes={len(load.created)} missing={len(all_missing)} "
-                f"test time {time.monotonic() - began:.0f} s",
+                f"{proxy.retries()} test time {time.monotonic() - began:.0f} s",
                 flush=True,
             )
             assert bad == [] and failures(everything) == [], failures(everything)[:20]
