@@ -159,7 +159,12 @@ class Supervisor:
             DRAIN_FILE.parent.mkdir(parents=True, exist_ok=True)
             DRAIN_FILE.touch()
             log(f"draining: /health answers 503 for {DRAIN_SECONDS:g} s, then the web server stops")
-            self.wait_all(time.monotonic() + DRAIN_SECONDS, only=[c for c in self.children if c not in web])
+            drained_at = time.monotonic() + DRAIN_SECONDS
+            self.wait_all(drained_at, only=[c for c in self.children if c not in web])
+            # The drain lasts its full time even when the others stopped sooner, or there are none (a web-only
+            # node): the proxy needs it to see readiness fail before the server stops accepting.
+            while time.monotonic() < drained_at and any(c.running for c in web):
+                time.sleep(0.05)
         for child in web:
             child.signal(signal.SIGTERM)
         escalated = False

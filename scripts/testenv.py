@@ -60,6 +60,16 @@ def postgres_bindir() -> str | None:
     return str(Path(initdb).parent) if initdb else None
 
 
+def haproxy_binary() -> str:
+    """HAProxy for the rolling-restart test (tests/e2e/test_rolling_restart.py), from Debian's package
+    when missing, like PostgreSQL and Redis."""
+    found = shutil.which("haproxy") or (os.path.exists("/usr/sbin/haproxy") and "/usr/sbin/haproxy")
+    if not found:
+        apt_install("haproxy")
+        found = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    return found
+
+
 def wait_for_port(port: int, what: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
