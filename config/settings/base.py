@@ -149,16 +149,16 @@ CONTENT_SECURITY_POLICY = {
         **_LOCKED,
         "script-src": [_SELF],
         "style-src": [_SELF],
-        "img-src": [_SELF, "data:"],
-        "font-src": [_SELF],
-        "connect-src": [_SELF],
+        "img-src": [_SELF],
+        "connect-src": [_SELF],  # the admin's autocomplete widgets fetch their choices
         "form-action": [_SELF],
     }
 }
 CSP_PAGE_POLICIES = {
     # JSON answers load nothing and are never framed.
     "api": _LOCKED,
-    # Swagger UI: sidecar bundles, the inline start-up script and style by nonce, the schema by fetch.
+    # Swagger UI: sidecar bundles, the inline start-up script and style by nonce, data: SVG icons and the
+    # favicon, the schema by fetch.
     "swagger": {
         **_LOCKED,
         "script-src": [_SELF, _NONCE],
@@ -166,17 +166,18 @@ CSP_PAGE_POLICIES = {
         "img-src": [_SELF, "data:"],
         "connect-src": [_SELF],
     },
-    # ReDoc: its bundle injects <style> elements at run time and builds its search worker from a blob.
+    # ReDoc: its bundle injects <style> elements at run time, draws data: SVG icons and builds its search
+    # worker from a blob.
     "redoc": {
         **_LOCKED,
         "script-src": [_SELF],
         "style-src": [_SELF, "'unsafe-inline'"],
-        "img-src": [_SELF, "data:"],
+        "img-src": ["data:"],
         "connect-src": [_SELF],
         "worker-src": ["blob:"],
     },
     # The guide and the checkout page: server-rendered HTML with one inline <style> (nonce), no script.
-    "guide": {**_LOCKED, "style-src": [_NONCE], "img-src": [_SELF, "data:"]},
+    "guide": {**_LOCKED, "style-src": [_NONCE]},
     "checkout": {**_LOCKED, "style-src": [_NONCE], "form-action": [_SELF]},
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
