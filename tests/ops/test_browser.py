@@ -114,7 +114,7 @@ def test_staff_console_in_chromium(tmp_path):
     from playwright.sync_api import sync_playwright
 
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
-    seed()  # the ORM runs before Playwright starts its event loop in this thread
+    staff = seed()  # the ORM runs before Playwright starts its event loop in this thread
     requested: list[str] = []
     seen: dict[str, list[str]] = {}
 
@@ -142,6 +142,10 @@ def test_staff_console_in_chromium(tmp_path):
         seen["active teams"] = rows(page)
         seen["unsubscribe"] = [run_action(page, "unsubscribe")]
         page.screenshot(path=str(tmp_path / "admin-teams.png"), full_page=True)
+
+        # A change form (its widgets and their scripts) under the same policy.
+        policies["admin change form"] = watch.policy(page.goto(f"{base}/admin/accounts/user/{staff.pk}/change/"))
+        assert page.locator("#content-main form").is_visible()
 
         page.goto(f"{base}/admin/tasks_market/bid/")
         seen["bids"] = rows(page)
@@ -186,7 +190,7 @@ def test_staff_console_in_chromium(tmp_path):
     assert operations > 50, f"Swagger UI rendered only {operations} operations"
     assert redoc_operations > 50, f"ReDoc listed only {redoc_operations} operations"
     assert guide_headings >= 1, "the guide rendered no headings"
-    assert set(policies) == {"admin login", "admin", "docs", "redoc", "guide"}
+    assert set(policies) == {"admin login", "admin", "admin change form", "docs", "redoc", "guide"}
     assert watch.violations == [], "\n".join(watch.violations)
     assert redoc_watch.violations == [], "\n".join(redoc_watch.violations)
     assert {url for url in redoc_requested if urlsplit(url).hostname not in ("127.0.0.1", None)} <= {BLOCKED_BY_DESIGN}
