@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 
 from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
+from core.csp import page_policy
 from core.guide import guide_page
 from core.views import api_not_found
 from payments.views import checkout
@@ -26,16 +27,16 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("health", HealthView.as_view(), name="health"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
-    path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path("docs", page_policy("swagger")(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),
+    path("redoc", page_policy("redoc")(SpectacularRedocView.as_view(url_name="schema")), name="redoc"),
     # The project's own guide (docs/*.md) rendered beside Swagger UI and ReDoc.
-    path("docs/guide", guide_page, name="guide"),
-    path("docs/guide/<slug:page>", guide_page, name="guide-page"),
+    path("docs/guide", page_policy("guide")(guide_page), name="guide"),
+    path("docs/guide/<slug:page>", page_policy("guide")(guide_page), name="guide-page"),
     # Before the admin's own routes: its login page counts attempts like the API's (accounts.throttle).
     path("admin/login/", admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
     # The local payment provider's hosted checkout (public: the unguessable id is the capability).
-    re_path(r"^checkout/(?P<session_id>[A-Za-z0-9_-]{16,64})$", checkout, name="checkout"),
+    re_path(r"^checkout/(?P<session_id>[A-Za-z0-9_-]{16,64})$", page_policy("checkout")(checkout), name="checkout"),
     # Generated media (e.g. images). In production the proxy or object storage serves MEDIA_URL.
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML

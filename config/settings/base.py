@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "core.middleware.ClientAddressMiddleware",
     "core.middleware.HttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "core.csp.CSPMiddleware",
     "core.middleware.RateLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -137,6 +138,48 @@ CSRF_COOKIE_SECURE = True
 # A CSRF failure under /api/ answers JSON in the error shape (see docs/decisions.md#errors).
 CSRF_FAILURE_VIEW = "core.views.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp), one policy per kind of page: see
+# docs/decisions.md#content-security-policy. "'nonce'" stands for the per-request nonce (csp.constants.NONCE).
+_SELF, _NONE, _NONCE = "'self'", "'none'", "'nonce'"
+_LOCKED = {"default-src": [_NONE], "base-uri": [_NONE], "frame-ancestors": [_NONE], "form-action": [_NONE]}
+# Every other HTML page (the admin, error pages): our own static files only, no inline code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        **_LOCKED,
+        "script-src": [_SELF],
+        "style-src": [_SELF],
+        "img-src": [_SELF],
+        "connect-src": [_SELF],  # the admin's autocomplete widgets fetch their choices
+        "form-action": [_SELF],
+    }
+}
+CSP_PAGE_POLICIES = {
+    # JSON answers load nothing and are never framed.
+    "api": _LOCKED,
+    # Swagger UI: sidecar bundles, the inline start-up script and style by nonce, data: SVG icons and the
+    # favicon, the schema by fetch.
+    "swagger": {
+        **_LOCKED,
+        "script-src": [_SELF, _NONCE],
+        "style-src": [_SELF, _NONCE],
+        "img-src": [_SELF, "data:"],
+        "connect-src": [_SELF],
+    },
+    # ReDoc: its bundle injects <style> elements at run time, draws data: SVG icons and builds its search
+    # worker from a blob.
+    "redoc": {
+        **_LOCKED,
+        "script-src": [_SELF],
+        "style-src": [_SELF, "'unsafe-inline'"],
+        "img-src": ["data:"],
+        "connect-src": [_SELF],
+        "worker-src": ["blob:"],
+    },
+    # The guide and the checkout page: server-rendered HTML with one inline <style> (nonce), no script.
+    "guide": {**_LOCKED, "style-src": [_NONCE]},
+    "checkout": {**_LOCKED, "style-src": [_NONCE], "form-action": [_SELF]},
+}
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from tests.ops.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.ops.test_browser import CHROMIUM, CHROMIUM_ARGS, PolicyWatch
 from tests.support.servers import serve_app_over_tls
 from tests.tasks_market.conftest import Receiver
 from tests.tasks_market.factories import text_artefact
@@ -51,7 +51,7 @@ class User:
 
 def pay_on_the_checkout_page(page, url: str, button: str = "#pay") -> str:
     """Open the checkout page, check it shows a price, press a button; the outcome the page reports."""
-    page.goto(url)
+    PolicyWatch.policy(page.goto(url))
     assert page.locator("#payee").is_visible() and page.locator("#description").is_visible()
     page.locator(button).click()
     page.wait_for_selector("#outcome")
@@ -131,7 +131,9 @@ def test_the_whole_journey_with_http_and_a_browser(live, agent_endpoint, tmp_pat
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        page = browser.new_context(ignore_https_errors=True).new_page()
+        context = browser.new_context(ignore_https_errors=True)
+        watch = PolicyWatch(context)
+        page = context.new_page()
 
         # Registration granted credits: one image, then the balance is spent.
         assert poster.credits() == 1
@@ -159,6 +161,8 @@ def test_the_whole_journey_with_http_and_a_browser(live, agent_endpoint, tmp_pat
         page.screenshot(path=str(tmp_path / "checkout-paid.png"))
         browser.close()
 
+    assert watch.violations == [], "\n".join(watch.violations)
+
     assert poster.call("GET", f"/api/v1/tasks/{task['id']}")["status"] == "delivering"
     [dispatch] = wait_for(lambda: agent_endpoint.bodies("task.dispatched"))
     assert agent_endpoint.requests[0]["verified"] is True
@@ -182,12 +186,15 @@ def test_a_declined_card_leaves_the_task_open(live):
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        page = browser.new_context(ignore_https_errors=True).new_page()
+        context = browser.new_context(ignore_https_errors=True)
+        watch = PolicyWatch(context)
+        page = context.new_page()
         outcome = pay_on_the_checkout_page(page, selection["payment"]["checkout_url"], "#card-declined")
         page.goto(selection["payment"]["checkout_url"])
         used = page.locator("#state").get_attribute("data-state")
         browser.close()
 
+    assert watch.violations == [], "\n".join(watch.violations)
     assert outcome == "card_declined"
     assert used == "used"
     assert poster.call("GET", f"/api/v1/tasks/{task['id']}")["status"] == "open"
