@@ -8,7 +8,7 @@ the beat's sweeps queue it again (see docs/operations.md#when-a-dependency-goes-
 from __future__ import annotations
 
 import logging
-from functools import partial
+import threading
 
 from celery import current_app
 from django.db import transaction
@@ -17,8 +17,15 @@ from kombu.exceptions import OperationalError
 logger = logging.getLogger(__name__)
 
 
+_discovery = threading.Lock()
+
+
 def enqueue_after_commit(task_name: str, *args, **kwargs) -> None:
-    transaction.on_commit(partial(enqueue_now, task_name, *args, **kwargs), robust=True)
+    # A named function, not a partial: Django's robust on_commit names the callback when it logs a failure.
+    def send() -> None:
+        enqueue_now(task_name, *args, **kwargs)
+
+    transaction.on_commit(send, robust=True)
 
 
 def enqueue_now(task_name: str, *args, **kwargs) -> bool:
@@ -26,7 +33,11 @@ def enqueue_now(task_name: str, *args, **kwargs) -> bool:
     and for the caller that must undo its own rows when nothing was queued (brands research)."""
     if task_name not in current_app.tasks:
         # Celery discovers the apps' task modules lazily; a web process may not have imported them yet.
-        current_app.loader.import_default_modules()
+        # One thread discovers while the others wait: a second thread used to look the name up while the
+        # first was still importing, and got NotRegistered.
+        with _discovery:
+            if task_name not in current_app.tasks:
+                current_app.loader.import_default_modules()
     try:
         # Through the registered task's signature (not send_task), so eager mode in tests is honoured.
         current_app.tasks[task_name].s(*args, **kwargs).apply_async()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sqlite3
 import sys
 import tempfile
@@ -145,6 +146,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tear-every", type=float, default=300, help="seconds between torn messages; 0: none")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="soak-"))
+    # The load logs in once: its access tokens must outlive the soak (they expire after 15 minutes).
+    os.environ["JWT_ACCESS_MINUTES"] = str(int(args.minutes) + 10)
     with run_shape(workdir) as server:
         print(f"soak: make run on {server.base_url}, log {server.log_path}, {args.minutes:g} minutes", flush=True)
         report = soak(server, seconds=args.minutes * 60, tear_every=args.tear_every)

@@ -11,16 +11,21 @@ from config.settings.env import REDIS_SOCKET_TIMEOUTS, REDIS_URL, VAR_DIR, env
 # The embedded default (`make run`, no REDIS_URL): kombu's SQLAlchemy transport on a SQLite file under
 # VAR_DIR. A message is one row written in one transaction, so a reader never sees half of it (the
 # filesystem transport's files could be read before they were filled; docs/decisions.md, "Embedded broker").
-EMBEDDED_BROKER_URL = f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or EMBEDDED_BROKER_URL
-if CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+")):
+# Its transport class (config/celery_broker.py) polls ten times a second instead of kombu's once.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL
+EMBEDDED_BROKER = not CELERY_BROKER_URL
+if EMBEDDED_BROKER:
+    CELERY_BROKER_URL = f"sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+    CELERY_BROKER_TRANSPORT = "config.celery_broker:EmbeddedBrokerTransport"
+SQL_BROKER = EMBEDDED_BROKER or CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+"))
+if SQL_BROKER:
     # Publishers (web, beat) and the consumer share the file: wait for its lock rather than fail at once.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"connect_args": {"timeout": 30}}
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, **REDIS_SOCKET_TIMEOUTS}
 # The worker's remote-control mailbox (pidbox) and events need a fanout exchange, which the SQLAlchemy
 # transport lacks; nothing here uses them, and without them the worker writes nothing outside VAR_DIR.
-CELERY_WORKER_ENABLE_REMOTE_CONTROL = not CELERY_BROKER_URL.startswith(("sqla+", "sqlalchemy+"))
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = not SQL_BROKER
 # Publishing (e.g. a job queued on commit) while the broker is down: two quick retries, about one second
 # in all, then the error goes to the caller, which logs it; the beat's sweeps queue the work again
 # (docs/operations.md#when-a-dependency-goes-away). Celery's default would retry for longer on every request.
