@@ -1,4 +1,4 @@
-"""Every route has an explicit authorization rule, and behaves by it (CONTRACT §2)."""
+"""Every route has an explicit authorization rule, and behaves by it (docs/decisions.md#identity-and-authentication)."""
 
 from __future__ import annotations
 

@@ -154,7 +154,8 @@ def test_a_paid_top_up_adds_the_pack_once_whatever_the_provider_repeats(api, ali
     ("field", "value"), [("amount", 1), ("amount_received", 1), ("currency", "eur"), ("amount", "499")]
 )
 def test_a_success_for_other_money_is_rejected_and_credits_nothing(api, alice_api, alice, field, value):
-    """As for task payments (issue 14 row 8): a signed success whose amount or currency is not the pack's."""
+    """As for task payments (docs/decisions.md#payments-webhook-inbound): a signed success whose amount or
+    currency is not the pack's."""
     top_up = _top_up(alice_api)
     LocalPayment.objects.filter(id=top_up.provider_payment_id).update(status="succeeded")
     obj = payment_event_object(LocalPayment.objects.get(id=top_up.provider_payment_id)) | {field: value}

@@ -1,4 +1,4 @@
-"""The simulator itself (a pure function): CONTRACT §11's formula, bands and rounding."""
+"""The simulator itself (a pure function): the formula of docs/decisions.md#domain-rules,, bands and rounding."""
 
 from __future__ import annotations
 

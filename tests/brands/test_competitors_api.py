@@ -1,4 +1,5 @@
-"""The competitor roster: SPEC's Competitor rules 1-5 and CONTRACT §11's merge."""
+"""The competitor roster: the competitor row rules (docs/decisions.md#competitor-rows) and the merge
+(docs/decisions.md#domain-rules)."""
 
 from __future__ import annotations
 

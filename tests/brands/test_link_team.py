@@ -1,4 +1,4 @@
-"""Link a kit to a team; the audits start after commit and never fail the call (SPEC, CONTRACT §11)."""
+"""Link a kit to a team; the audits start after commit and never fail the call (docs/decisions.md#domain-rules)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Name normalisation and the fuzzy duplicate rule (CONTRACT §11)."""
+"""Name normalisation and the fuzzy duplicate rule (docs/decisions.md#domain-rules)."""
 
 from __future__ import annotations
 

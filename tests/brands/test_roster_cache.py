@@ -1,4 +1,5 @@
-"""The cached competitors roster (issue 16 item 3): never stale after a write, gzip when accepted.
+"""The cached competitors roster (docs/decisions.md#domain-rules, "Cache"): never stale after a write, gzip
+when accepted.
 
 Each write-path test reads the roster first (which caches it), writes through the API or a
 service, and reads again: the second read must show the write. A last test commits for real and

@@ -1,4 +1,4 @@
-"""Golden tests of CONTRACT §4: the 422 shape and the {detail, code} shape of every other error."""
+"""Golden tests of docs/decisions.md#errors: the 422 shape and the {detail, code} shape of every other error."""
 
 from __future__ import annotations
 

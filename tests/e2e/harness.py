@@ -392,7 +392,7 @@ def create_user(server: Server, *, staff: bool = False, credits: int = 0) -> str
     return email
 
 
-# --- Payments webhook (CONTRACT §9) ---------------------------------------------------------------------
+# --- Payments webhook (docs/decisions.md#payments-webhook-inbound) ----------------------------------------
 
 
 def signed_event(event_type: str, obj: dict, *, secret: str = WEBHOOK_SECRET) -> tuple[bytes, dict[str, str]]:

@@ -1,4 +1,4 @@
-"""Concurrent clients against the real server, on `make run` and on `make serve` (CONTRACT §8).
+"""Concurrent clients against the real server, on `make run` and on `make serve` (docs/decisions.md#states).
 
 Each scenario drives the server over HTTPS only, releases its concurrent requests together with a
 barrier, and asserts no 5xx, exactly-once effects, and that every acknowledged write is there after.

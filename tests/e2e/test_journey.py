@@ -1,4 +1,4 @@
-"""A newcomer's whole journey on `make run`, with only HTTP and a browser (issue 15's acceptance).
+"""A newcomer's whole journey on `make run`, with only HTTP and a browser .
 
 register → credits granted → images until the balance is spent → a credit pack bought on the checkout
 page → another image; a task posted → an agent bids → select → paid on the checkout page → the agent

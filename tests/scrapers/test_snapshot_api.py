@@ -1,4 +1,4 @@
-"""The staff endpoints: trigger, list, and the SPEC's live progress of one snapshot."""
+"""The staff endpoints: trigger, list, and the live progress of one snapshot."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14 row 7: advertisers are shared by domain, but the name one user types for one is theirs.
+"""Advertisers are shared by domain, but the name one user types for one is theirs.
 
 User A names domain X "SCAM - do not buy"; user B names the same domain "Legit Brand". Each sees
 their own name, and a third party who adds X by id (or by domain without a name) sees neither.

@@ -1,4 +1,4 @@
-"""Issue 14 row 11: the competitor merge no longer grows quadratically with brand-kit names.
+"""The competitor merge no longer grows quadratically with brand-kit names.
 
 Before, every kit name added to the index rebuilt its length windows and every look-up scanned all
 keys of compatible length: one GET of a roster with 8,000 kit names cost ~27x what 1,000 did (issue
@@ -120,7 +120,7 @@ def _served_cpu_seconds(client, brand) -> float:
 
 @pytest.mark.django_db
 def test_a_roster_with_8000_kit_names_is_served_in_less_than_4x_the_time_of_2000(settings):
-    """Issue 14 row 11 and issue 16 as the issues measured it: one uncached GET of the roster (2,000
+    """As the roster's cost was first measured: one uncached GET of the roster (2,000
     discovered rows + the kit names), whose time grew ~27x from 1,000 to 8,000 names. The kits are
     posted as an owner would, 1,000 names a kit, with the per-brand cap raised to 8,000 for the large
     brand's sake. Timed as the serving process's CPU (`time.process_time`: the WSGI stack, the merge,

@@ -1,4 +1,4 @@
-"""Issue 14 row 4: unsigned inbound webhook bodies are not stored, and old log rows are pruned."""
+"""Unsigned inbound webhook bodies are not stored, and old log rows are pruned."""
 
 from __future__ import annotations
 

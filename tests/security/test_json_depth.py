@@ -1,4 +1,4 @@
-"""Issue 14 row 9: deeply nested JSON is a 422 `json_invalid`, never a 500 (RecursionError)."""
+"""Deeply nested JSON is a 422 `json_invalid`, never a 500 (RecursionError)."""
 
 from __future__ import annotations
 

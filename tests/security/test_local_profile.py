@@ -1,4 +1,4 @@
-"""Issue 14 row 10: `make run`'s local profile has no secrets from the repository, DEBUG off, no private
+"""`make run`'s local profile has no secrets from the repository, DEBUG off, no private
 outbound URLs by default, and a demo user that is staff but not a superuser."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14 row 5: login guessing is throttled per account and per client (IPv6 per /64), on the API and
+"""Login guessing is throttled per account and per client (IPv6 per /64), on the API and
 the admin, without telling which accounts exist."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14 rows 1-3: outbound calls to user-given URLs (core/outbound.py).
+"""Outbound calls to user-given URLs (core/outbound.py).
 
 1. DNS rebinding: the call goes to the address that was checked, not to a second DNS answer.
 2. IPv6 forms that carry an IPv4 address are checked on that address.

@@ -1,4 +1,4 @@
-"""Issue 14 row 8: a signed payment_intent.succeeded is applied only when its money is the payment's.
+"""A signed payment_intent.succeeded is applied only when its money is the payment's.
 
 A provider event for 1 cent (or in another currency, or with no amount at all) about a 40 USD
 payment is answered 200 `rejected` (received and handled by refusing it), recorded on the payment

@@ -1,4 +1,4 @@
-"""Issue 14 build item 1: a total deadline on every call to a provider API, not only on user-given URLs.
+"""A total deadline on every call to a provider API, not only on user-given URLs.
 
 Row 3 (a server dripping one byte every few seconds held a request for a minute) was closed for the
 URLs users give us by core.outbound.request. The provider adapters (Stripe, the OpenAI-compatible

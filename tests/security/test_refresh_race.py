@@ -1,4 +1,4 @@
-"""Issue 14 row 6: of N concurrent refreshes of one refresh token exactly one succeeds.
+"""Of N concurrent refreshes of one refresh token exactly one succeeds.
 
 Real threads, each with its own database connection, through the API: a stolen refresh token raced
 against its owner must not fork into several live ones.

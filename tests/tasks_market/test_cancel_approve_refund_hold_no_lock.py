@@ -1,5 +1,5 @@
 """Cancel, approve and refunds ask the payment provider with no transaction open and no row locked
-(issue 13 build item 6; select has its own tests in test_select_calls_the_provider_outside_any_lock.py).
+(select has its own tests in test_select_calls_the_provider_outside_any_lock.py).
 
 The Stripe adapter talks to a stand-in server (tests/support/stripe_server.py) that can hold its answer: while
 it is held, the test takes the rows the operation will change with `SELECT ... FOR UPDATE NOWAIT`,

@@ -1,4 +1,4 @@
-"""Retrying a delivery (CONTRACT §8) and the beat sweep of stuck ones."""
+"""Retrying a delivery (docs/decisions.md#states) and the beat sweep of stuck ones."""
 
 from __future__ import annotations
 

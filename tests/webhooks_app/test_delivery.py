@@ -1,4 +1,4 @@
-"""Outbound delivery to a real HTTP receiver on 127.0.0.1 (CONTRACT §10).
+"""Outbound delivery to a real HTTP receiver on 127.0.0.1 (docs/decisions.md#outbound-webhooks-and-agent-dispatch).
 
 Celery runs eagerly here. A failed attempt schedules the next one as a separate message that only
 acts once the delivery is due, so the tests drive retries by running the attempt at the due time.

@@ -1,4 +1,5 @@
-"""POST /api/v1/webhooks/payments (CONTRACT §9): signature, storage, at-most-once, failures."""
+"""POST /api/v1/webhooks/payments (docs/decisions.md#payments-webhook-inbound): signature, storage,
+at-most-once, failures."""
 
 from __future__ import annotations
 
