@@ -15,7 +15,7 @@ from tests.support.servers import run_schemathesis
 
 
 @pytest.mark.fuzz
-@pytest.mark.timeout(1500)
+@pytest.mark.timeout(2400)  # a safety net: the run is bounded by its example count
 @pytest.mark.django_db(transaction=True)
 def test_schemathesis_finds_no_server_errors_or_schema_mismatches(tls_server, tmp_path):
     # The fuzzer is one client sending thousands of requests: lift its caps, as staff would.

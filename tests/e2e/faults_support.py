@@ -85,7 +85,8 @@ class Stack:
     def worker_processes(self) -> tuple[int, list[int]]:
         """(the Celery worker's main pid, its pool children's pids)."""
         mine = _processes_of(self.var_dir)
-        workers = {pid for pid, cmd in mine.items() if " worker " in cmd}
+        # The supervisor's command line names its children ("worker:restart ... celery ... worker"): not it.
+        workers = {pid for pid, cmd in mine.items() if " worker " in cmd and "supervise.py" not in cmd}
         main = [pid for pid in workers if _ppid(pid) not in workers]
         assert len(main) == 1, mine
         children = [pid for pid in mine if _ppid(pid) == main[0]]

@@ -82,7 +82,7 @@ def serve_app_over_tls(workdir: Path) -> Iterator[str]:
 
 
 def run_schemathesis(
-    base_url: str, token: str, report_dir: Path, *extra: str, max_examples: int = 25, timeout: int = 1400
+    base_url: str, token: str, report_dir: Path, *extra: str, max_examples: int = 25, timeout: int = 2300
 ) -> subprocess.CompletedProcess:
     """schemathesis over the live /openapi.json with a bearer token; deterministic (fixed seed, no database)."""
     return subprocess.run(
