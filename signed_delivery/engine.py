@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -62,7 +63,7 @@ class Message:
     secrets: list[str]
 
 
-class Channel:
+class Channel(ABC):
     """One kind of signed delivery. A subclass names its models, schedule and task, and fills in the hooks.
 
     The delivery model has `claimed_at`, `attempt_count` and `next_attempt_at`; the attempt model is an
@@ -80,8 +81,9 @@ class Channel:
         """The claimed delivery, or None to stop (after settling or releasing it, if the hook decides so)."""
         return self.delivery_model.objects.filter(pk=delivery_id, claimed_at=claim).first()
 
+    @abstractmethod
     def message(self, delivery, now: datetime) -> Message:
-        raise NotImplementedError
+        """What to send for this attempt: URL, message id, body and the secrets to sign it with."""
 
     def attempt_fields(self, delivery) -> dict[str, Any]:
         """Fields of the attempt row beside `delivery` and `url`."""
@@ -95,9 +97,9 @@ class Channel:
         """A failure no retry can help: 410 Gone says the endpoint is gone for good."""
         return result.status_code == 410
 
+    @abstractmethod
     def settle(self, delivery, claim: datetime, result: CallResult, retry_at: datetime | None) -> None:
         """Write the attempt's outcome (with `delivery_settle`): succeeded, retry at `retry_at`, or failed."""
-        raise NotImplementedError
 
     def given_back_changes(self, now: datetime) -> dict[str, Any]:
         """Written when the sweep gives back a dead worker's claim, beside claimed_at and next_attempt_at."""
