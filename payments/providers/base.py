@@ -55,6 +55,51 @@ class Payment:
     metadata: dict[str, str] = field(default_factory=dict)
 
 
+class PayoutAccountStatus:
+    """A seller's payout account (docs/payouts.md): onboarding until the provider can pay it."""
+
+    ONBOARDING = "onboarding"
+    ACTIVE = "active"
+    RESTRICTED = "restricted"
+
+    ALL = (ONBOARDING, ACTIVE, RESTRICTED)
+
+
+@dataclass(frozen=True)
+class PayoutAccount:
+    """A seller's account at the provider (Stripe: a Connect Express account, "acct_...")."""
+
+    id: str
+    status: str  # PayoutAccountStatus
+    payouts_enabled: bool
+    display_name: str = ""  # what the owner entered, or the provider's business name
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Money moved from the platform's balance to a payout account (Stripe: a transfer, "tr_...")."""
+
+    id: str
+    account_id: str
+    amount: Decimal  # major units
+    currency: str
+    amount_reversed: Decimal = Decimal("0")
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Payout:
+    """Money sent from a payout account to the owner's bank ("po_...")."""
+
+    id: str
+    account_id: str
+    amount: Decimal  # major units
+    currency: str
+    status: str  # "pending" | "paid" | "failed"
+    failure_reason: str = ""
+
+
 @dataclass(frozen=True)
 class Subscription:
     id: str  # "sub_..."
@@ -96,6 +141,53 @@ class PaymentProvider(Protocol):
         ...
 
     def refund_payment(self, payment_id: str) -> Payment: ...
+
+    # --- Paying sellers (docs/payouts.md). Task payments are captured when paid; a seller's share
+    # moves later, by a transfer to the seller's payout account. Every create takes an idempotency key
+    # derived from the domain operation, as above.
+
+    def create_payout_account(
+        self, *, email: str, country: str, metadata: dict[str, str], idempotency_key: str
+    ) -> PayoutAccount:
+        """An account the seller onboards (Stripe: `POST /v1/accounts`, type express)."""
+        ...
+
+    def get_payout_account(self, account_id: str) -> PayoutAccount: ...
+
+    def create_onboarding_link(self, *, account_id: str, return_url: str, refresh_url: str) -> str:
+        """A URL of a hosted page where the seller completes onboarding (Stripe: an Account Link)."""
+        ...
+
+    def create_transfer(
+        self,
+        *,
+        account_id: str,
+        amount: Decimal,
+        currency: str,
+        transfer_group: str,
+        source_payment_id: str,
+        metadata: dict[str, str],
+        idempotency_key: str,
+    ) -> Transfer:
+        """Move a seller's share of a captured payment (Stripe: `POST /v1/transfers` with
+        `source_transaction` set to the payment's charge, so it can run before the charge settles)."""
+        ...
+
+    def reverse_transfer(self, *, transfer_id: str, amount: Decimal, idempotency_key: str) -> Transfer:
+        """Take back (part of) a transfer, e.g. for a refund after release (Stripe: transfer reversal)."""
+        ...
+
+    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
+        """Refund part of a captured payment (a dispute split); the full amount refunds it all."""
+        ...
+
+    def create_payout(
+        self, *, account_id: str, amount: Decimal, currency: str, metadata: dict[str, str], idempotency_key: str
+    ) -> Payout:
+        """Pay an account's available money to its bank. The local provider records it as paid; Stripe
+        pays connected accounts out on their own schedule, so its adapter answers with the payout that
+        the `payout.paid` / `payout.failed` events later settle."""
+        ...
 
     def create_subscription(
         self,
