@@ -65,3 +65,19 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} {self.request} → {self.response_status or 'in flight'}"
+
+
+class Counter(models.Model):
+    """One shard of an exactly kept count (core.counters; docs/decisions.md#lists): the count of `name` is
+    the sum of its shards, kept by database triggers in the same transaction as every write that moves a
+    row in or out of what it counts."""
+
+    name = models.CharField(max_length=100)
+    shard = models.PositiveSmallIntegerField()
+    value = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["name", "shard"], name="unique_counter_shard")]
+
+    def __str__(self) -> str:
+        return f"{self.name}[{self.shard}] = {self.value}"

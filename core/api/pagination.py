@@ -1,13 +1,23 @@
-"""The list envelope (docs/decisions.md#lists): `{"items": [...], "total": int, "has_more": bool}`."""
+"""The list envelope (docs/decisions.md#lists): `{"items": [...], "total": int, "has_more": bool,
+"next_cursor": str | null}`, paged by `offset` or by an opaque keyset `cursor`."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from functools import cache
+from typing import Any, NamedTuple
 
+from django.core.exceptions import ValidationError
 from django.db.models import F, Func, IntegerField, QuerySet, Subquery
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from rest_framework import serializers
 
+from core.api.validation import RequestValidationError, error
 from core.precompiled import PrecompiledQuery
+
+CURSOR_MAX_CHARS = 512
 
 
 class PageQuery(serializers.Serializer):
@@ -15,6 +25,20 @@ class PageQuery(serializers.Serializer):
 
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+    cursor = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=CURSOR_MAX_CHARS,
+        help_text="The `next_cursor` of the previous page: the page after it, at the cost of the first. "
+        "Not with a non-zero `offset`.",
+    )
+
+
+class Page(NamedTuple):
+    rows: list
+    total: int
+    has_more: bool
+    next_cursor: str | None
 
 
 def page(queryset: QuerySet, *, limit: int, offset: int) -> tuple[list, int, bool]:
@@ -22,6 +46,26 @@ def page(queryset: QuerySet, *, limit: int, offset: int) -> tuple[list, int, boo
     total = queryset.count()
     rows = list(queryset[offset : offset + limit])
     return rows, total, offset + len(rows) < total
+
+
+def keyset_page(
+    queryset: QuerySet, *, limit: int, offset: int = 0, cursor: str | None = None, total: int | None = None
+) -> Page:
+    """One page of an ordered queryset, by `offset` or by `cursor` (the position after the last row of the
+    previous page, on the queryset's own order, so that a deep page reads only its rows through the
+    order's index). `total` when the caller keeps the count (core.counters); else a COUNT."""
+    order = keyset_order(queryset)
+    after = decode_cursor(cursor, order, queryset.model, offset=offset)
+    if total is None:
+        total = queryset.count()
+    if after is None:
+        rows = list(queryset[offset : offset + limit])
+        has_more = offset + len(rows) < total
+    else:
+        rows = list(keyset_after(queryset, order, after)[: limit + 1])
+        has_more = len(rows) > limit
+        rows = rows[:limit]
+    return Page(rows, total, has_more, encode_cursor(rows[-1], order) if has_more and rows else None)
 
 
 @cache
@@ -35,24 +79,93 @@ def envelope(item_serializer: type[serializers.Serializer]) -> type[serializers.
             "items": item_serializer(many=True),
             "total": serializers.IntegerField(),
             "has_more": serializers.BooleanField(),
+            "next_cursor": serializers.CharField(
+                allow_null=True,
+                help_text="Pass as `cursor` for the next page; null on the last page.",
+            ),
             "__module__": item_serializer.__module__,
         },
     )
 
 
-def render_page(item_serializer, rows, total: int, has_more: bool, context: dict | None = None) -> dict:
-    return envelope(item_serializer)({"items": rows, "total": total, "has_more": has_more}, context=context or {}).data
+def render_page(
+    item_serializer, rows, total: int, has_more: bool, context: dict | None = None, *, next_cursor: str | None = None
+) -> dict:
+    body = {"items": rows, "total": total, "has_more": has_more, "next_cursor": next_cursor}
+    return envelope(item_serializer)(body, context=context or {}).data
 
+
+# Keyset cursors ------------------------------------------------------------------------------------
+
+
+def keyset_order(queryset: QuerySet) -> tuple[tuple[str, ...], bool]:
+    """The queryset's order as (field names, descending). Every column in one direction, the last one
+    unique (the primary key), so that the order is total and a row-value comparison follows its index."""
+    terms = list(queryset.query.order_by or queryset.model._meta.ordering)
+    if not terms or not all(isinstance(term, str) for term in terms):
+        raise ValueError(f"keyset paging needs a plain order_by, not {terms!r}")
+    descending = {term.startswith("-") for term in terms}
+    if len(descending) != 1:
+        raise ValueError(f"keyset paging needs one direction for every column: {terms!r}")
+    names = tuple(term.lstrip("-") for term in terms)
+    if names[-1] not in ("id", "pk"):
+        raise ValueError(f"keyset paging needs the primary key last: {terms!r}")
+    return names, descending.pop()
+
+
+def keyset_after(queryset: QuerySet, order: tuple[tuple[str, ...], bool], after: tuple) -> QuerySet:
+    names, descending = order
+    lookup = TupleLessThan if descending else TupleGreaterThan
+    return queryset.filter(lookup(Tuple(*(F(name) for name in names)), tuple(after)))
+
+
+def encode_cursor(row, order: tuple[tuple[str, ...], bool]) -> str:
+    names, _ = order
+    values = [row[name] if isinstance(row, dict) else getattr(row, name) for name in names]
+    raw = json.dumps([v.isoformat() if hasattr(v, "isoformat") else str(v) for v in values], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, order: tuple[tuple[str, ...], bool], model, *, offset: int = 0) -> tuple | None:
+    """The cursor's values, typed as the order's fields; a 422 in the contract's shape when it is not
+    one of ours or comes with an offset (docs/decisions.md#lists)."""
+    if not cursor:
+        return None
+    if offset:
+        raise RequestValidationError(
+            [error("value_error", ["query", "offset"], "Value error, offset and cursor cannot be combined", offset)]
+        )
+    names, _ = order
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode())
+        if not isinstance(raw, list) or len(raw) != len(names) or not all(isinstance(v, str) for v in raw):
+            raise ValueError(raw)
+        values = []
+        for name, value in zip(names, raw, strict=True):
+            field = model._meta.pk if name == "pk" else model._meta.get_field(name)
+            typed = field.to_python(value)
+            if typed is None:
+                raise ValueError(value)
+            values.append(typed)
+    except (ValueError, TypeError, UnicodeDecodeError, binascii.Error, ValidationError) as exc:
+        raise RequestValidationError(
+            [error("value_error", ["query", "cursor"], "Value error, not a cursor of this list", cursor)]
+        ) from exc
+    return tuple(values)
+
+
+# One-query pages (core.precompiled) ----------------------------------------------------------------
 
 PAGE_TOTAL = "page_total"
 
 
-def counted(queryset: QuerySet) -> QuerySet:
+def counted(queryset: QuerySet, total: Subquery | None = None) -> QuerySet:
     """The queryset with its total as one more column (PAGE_TOTAL), for `page_compiled`: an uncorrelated
     scalar subquery, which PostgreSQL runs once (an InitPlan), so the page itself still reads only its
-    rows through the index."""
-    total = queryset.order_by().values(n=Func(F("pk"), function="COUNT"))
-    return queryset.annotate(**{PAGE_TOTAL: Subquery(total, output_field=IntegerField())})
+    rows through the index. `total`: a kept count (core.counters.total_of) instead of a COUNT."""
+    if total is None:
+        total = Subquery(queryset.order_by().values(n=Func(F("pk"), function="COUNT")), output_field=IntegerField())
+    return queryset.annotate(**{PAGE_TOTAL: total})
 
 
 def page_compiled(read: PrecompiledQuery, values=(), *, limit: int, offset: int, count) -> tuple[list[dict], int, bool]:
@@ -63,3 +176,24 @@ def page_compiled(read: PrecompiledQuery, values=(), *, limit: int, offset: int,
     rows = read.rows(values, limit=limit, offset=offset)
     total = rows[0][-1] if rows else (count() if offset else 0)
     return [dict(zip(names, row, strict=False)) for row in rows], total, offset + len(rows) < total
+
+
+def keyset_page_compiled(
+    read: PrecompiledQuery, values=(), *, limit: int, order: tuple[tuple[str, ...], bool], count
+) -> Page:
+    """As `keyset_page()` after a cursor, for a `PrecompiledQuery` of `counted(keyset_after(...))` whose last
+    placeholders are the cursor's values: limit + 1 rows say whether there is a next page."""
+    names = read.names()[:-1]
+    rows = read.rows(values, limit=limit + 1, offset=0)
+    total = rows[0][-1] if rows else count()
+    has_more = len(rows) > limit
+    items = [dict(zip(names, row, strict=False)) for row in rows[:limit]]
+    return Page(items, total, has_more, encode_cursor(items[-1], order) if has_more else None)
+
+
+def page_cursor(rows: list[dict], order: tuple[tuple[str, ...], bool], has_more: bool) -> str | None:
+    return encode_cursor(rows[-1], order) if has_more and rows else None
+
+
+def cursor_values(params: dict[str, Any], order, model) -> tuple | None:
+    return decode_cursor(params.get("cursor"), order, model, offset=params.get("offset", 0))

@@ -27,8 +27,8 @@ class Agent(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["-created_at"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at", "-id"])]
 
     def __str__(self) -> str:
         return self.name
@@ -58,8 +58,8 @@ class BenchmarkRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
-        indexes = [models.Index(fields=["agent", "-created_at"])]
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["agent", "-created_at", "-id"])]
         constraints = [
             models.UniqueConstraint(
                 fields=["agent"],

@@ -63,8 +63,9 @@ class Task(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
-            models.Index(fields=["poster", "-created_at"]),
-            models.Index(fields=["status", "-created_at"]),
+            # Each list's order, to the primary key: keyset pages and their first page read only their rows.
+            models.Index(fields=["poster", "-created_at", "-id"]),
+            models.Index(fields=["status", "-created_at", "-id"]),
         ]
 
     def __str__(self) -> str:
@@ -98,7 +99,10 @@ class Bid(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["task", "-created_at"]), models.Index(fields=["bidder", "-created_at"])]
+        indexes = [
+            models.Index(fields=["task", "-created_at", "-id"]),
+            models.Index(fields=["bidder", "-created_at", "-id"]),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["task", "agent"],

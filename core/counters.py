@@ -1,0 +1,156 @@
+"""Counts kept exactly, in O(1) to read (docs/decisions.md#lists).
+
+A list whose `total` must not cost a scan of its rows keeps its count in `core.models.Counter`: one row per
+(name, shard). Database triggers that an app's migration installs (`install_sql`) add each write's delta in
+the same transaction as the write, so every writer (services, the admin, `QuerySet.update`, bulk SQL) keeps
+it, and a rolled-back write takes its delta with it. On PostgreSQL the trigger is per statement (one
+upsert for a bulk insert of a million rows) and writes the shard `pg_backend_pid() % SHARDS`: concurrent
+transactions mostly hold different rows, and one transaction always the same row of a count (no lock
+cycles between two of them). SQLite has one writer at a time: one shard, row triggers.
+
+Apps declare what a count counts in their `counters.py` (`register`), which the reconciliation
+(`counters_reconcile`, daily in the beat, and `manage.py counters_reconcile`) compares with a COUNT.
+Core imports no app.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from django.db import transaction
+from django.db.models import F, Func, IntegerField, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils.module_loading import autodiscover_modules
+
+from core.models import Counter
+
+SHARDS = 16
+
+_REGISTRY: dict[str, Callable[[], QuerySet]] = {}
+
+
+def register(name: str, rows: Callable[[], QuerySet]) -> None:
+    """`rows()` is the queryset whose COUNT the count `name` must always equal."""
+    _REGISTRY[name] = rows
+
+
+def registered() -> dict[str, Callable[[], QuerySet]]:
+    autodiscover_modules("counters")
+    return dict(_REGISTRY)
+
+
+def total_of(name: str) -> Coalesce:
+    """The count as an expression: a scalar subquery over its (at most SHARDS) rows."""
+    summed = Counter.objects.filter(name=name).order_by().values(n=Func(F("value"), function="SUM"))
+    return Coalesce(Subquery(summed, output_field=IntegerField()), Value(0))
+
+
+def count_of(name: str) -> int:
+    return Counter.objects.filter(name=name).aggregate(n=Sum("value"))["n"] or 0
+
+
+def counters_reconcile(*, fix: bool = True) -> dict[str, dict[str, int]]:
+    """Every registered count against a fresh COUNT: {name: {"kept", "actual", "drift"}}; with `fix`, the
+    drift is added to shard 0. The count's shards are locked first, so writers in flight either commit
+    before the COUNT (and are in it) or add their delta after this transaction."""
+    report = {}
+    for name, rows in sorted(registered().items()):
+        with transaction.atomic():
+            Counter.objects.bulk_create(
+                [Counter(name=name, shard=shard) for shard in range(SHARDS)], ignore_conflicts=True
+            )
+            kept = sum(Counter.objects.select_for_update().filter(name=name).values_list("value", flat=True))
+            actual = rows().count()
+            drift = actual - kept
+            if drift and fix:
+                Counter.objects.filter(name=name, shard=0).update(value=F("value") + drift)
+        report[name] = {"kept": kept, "actual": actual, "drift": drift}
+    return report
+
+
+def install_sql(vendor: str, *, name: str, table: str, condition: str) -> tuple[list[str], list[str]]:
+    """(forward, reverse) SQL for the triggers that keep count `name` of the rows of `table` for which
+    `condition` holds; `condition` names the row as `{row}` (e.g. "{row}.status = 'open'")."""
+    # Names from our own migrations, checked anyway: they are written into the SQL (no parameters in DDL).
+    if not re.fullmatch(r"[a-z0-9_.]+", name) or not re.fullmatch(r"[a-z0-9_]+", table):
+        raise ValueError(f"not a counter name or table: {name!r} {table!r}")
+    slug = name.replace(".", "_")
+    # The count of the rows already there, then the triggers, in the migration's transaction.
+    seed = (
+        f"INSERT INTO core_counter (name, shard, value) SELECT '{name}', 0, count(*) FROM {table} "  # noqa: S608
+        f"WHERE {condition.format(row=table)}"
+    )
+    unseed = f"DELETE FROM core_counter WHERE name = '{name}'"  # noqa: S608
+    if vendor == "postgresql":
+        function = f"core_counter_{slug}"
+        forward = [
+            _PG_ADD,
+            seed,
+            f"""
+            CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE delta bigint := 0;
+            BEGIN
+                IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                    SELECT delta + count(*) INTO delta FROM new_rows r WHERE {condition.format(row="r")};
+                END IF;
+                IF TG_OP IN ('DELETE', 'UPDATE') THEN
+                    SELECT delta - count(*) INTO delta FROM old_rows r WHERE {condition.format(row="r")};
+                END IF;
+                PERFORM core_counter_add('{name}', delta);
+                RETURN NULL;
+            END $$""",  # noqa: S608
+            f"CREATE TRIGGER {function}_insert AFTER INSERT ON {table} REFERENCING NEW TABLE AS new_rows "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+            f"CREATE TRIGGER {function}_update AFTER UPDATE ON {table} REFERENCING OLD TABLE AS old_rows "
+            f"NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+            f"CREATE TRIGGER {function}_delete AFTER DELETE ON {table} REFERENCING OLD TABLE AS old_rows "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+        ]
+        reverse = [
+            *(f"DROP TRIGGER IF EXISTS {function}_{op} ON {table}" for op in ("insert", "update", "delete")),
+            f"DROP FUNCTION IF EXISTS {function}()",
+            unseed,
+        ]
+        return forward, reverse
+    if vendor == "sqlite":
+        new, old = condition.format(row="NEW"), condition.format(row="OLD")
+
+        def add(delta: int) -> str:
+            return (
+                f"INSERT INTO core_counter (name, shard, value) VALUES ('{name}', 0, {delta}) "  # noqa: S608
+                f"ON CONFLICT (name, shard) DO UPDATE SET value = value + excluded.value;"
+            )
+
+        trigger = f"core_counter_{slug}"
+        forward = [
+            seed,
+            f"CREATE TRIGGER {trigger}_insert AFTER INSERT ON {table} WHEN {new} BEGIN {add(1)} END",
+            f"CREATE TRIGGER {trigger}_delete AFTER DELETE ON {table} WHEN {old} BEGIN {add(-1)} END",
+            f"CREATE TRIGGER {trigger}_in AFTER UPDATE ON {table} WHEN ({new}) AND NOT ({old}) BEGIN {add(1)} END",
+            f"CREATE TRIGGER {trigger}_out AFTER UPDATE ON {table} WHEN ({old}) AND NOT ({new}) BEGIN {add(-1)} END",
+        ]
+        reverse = [*(f"DROP TRIGGER IF EXISTS {trigger}_{op}" for op in ("insert", "delete", "in", "out")), unseed]
+        return forward, reverse
+    raise NotImplementedError(f"kept counts on {vendor}")
+
+
+_PG_ADD = f"""
+CREATE OR REPLACE FUNCTION core_counter_add(counter text, delta bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF delta <> 0 THEN
+        INSERT INTO core_counter (name, shard, value) VALUES (counter, pg_backend_pid() % {SHARDS}, delta)
+        ON CONFLICT (name, shard) DO UPDATE SET value = core_counter.value + EXCLUDED.value;
+    END IF;
+END $$"""  # noqa: S608
+
+
+def installer(*, name: str, table: str, condition: str, backwards: bool = False):
+    """A migration operation's function that runs `install_sql` for the migrating database's vendor."""
+
+    def run(apps, schema_editor):
+        forward, reverse = install_sql(schema_editor.connection.vendor, name=name, table=table, condition=condition)
+        for statement in reverse if backwards else forward:
+            schema_editor.execute(statement, params=None)
+
+    return run

@@ -1,0 +1,19 @@
+"""The open-task count, kept by triggers in the same transaction as every write (core.counters;
+docs/decisions.md#lists). Literal here: a migration does not import the app's current code."""
+
+from django.db import migrations
+
+from core.counters import installer
+
+OPEN_TASKS = {"name": "tasks.open", "table": "tasks_market_task", "condition": "{row}.status = 'open'"}
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("core", "0008_counter"),
+        ("tasks_market", "0004_list_order_indexes"),
+    ]
+
+    operations = [
+        migrations.RunPython(installer(**OPEN_TASKS), installer(**OPEN_TASKS, backwards=True)),
+    ]
