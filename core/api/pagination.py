@@ -163,9 +163,12 @@ def counted(queryset: QuerySet, total: Subquery | None = None) -> QuerySet:
     """The queryset with its total as one more column (PAGE_TOTAL), for `page_compiled`: an uncorrelated
     scalar subquery, which PostgreSQL runs once (an InitPlan), so the page itself still reads only its
     rows through the index. `total`: a kept count (core.counters.total_of) instead of a COUNT."""
-    if total is None:
-        total = Subquery(queryset.order_by().values(n=Func(F("pk"), function="COUNT")), output_field=IntegerField())
-    return queryset.annotate(**{PAGE_TOTAL: total})
+    return queryset.annotate(**{PAGE_TOTAL: count_rows(queryset) if total is None else total})
+
+
+def count_rows(queryset: QuerySet) -> Subquery:
+    """COUNT(*) of the queryset's rows as a scalar subquery."""
+    return Subquery(queryset.order_by().values(n=Func(F("pk"), function="COUNT")), output_field=IntegerField())
 
 
 def page_compiled(read: PrecompiledQuery, values=(), *, limit: int, offset: int, count) -> tuple[list[dict], int, bool]:

@@ -1,15 +1,27 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from functools import cache
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from core import counters
 from core.access import Access
 from core.api.filters import parameters
-from core.api.pagination import PageQuery, counted, envelope, page_compiled
+from core.api.pagination import (
+    PageQuery,
+    count_rows,
+    counted,
+    decode_cursor,
+    envelope,
+    keyset_after,
+    keyset_page_compiled,
+    page_compiled,
+    page_cursor,
+)
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
@@ -24,26 +36,44 @@ from tasks_market.api.serializers import (
     task_item,
 )
 from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
+from tasks_market.counters import OPEN_TASKS
 from tasks_market.filters import TaskFilter
+from tasks_market.models import Task, TaskStatus
 from tasks_market.services import tasks as services
 
 TAGS = ["tasks"]
 
-# What stands for the caller and the status filter in the list's compiled query (never sent to PostgreSQL).
+# What stands for the caller, the status filter and a cursor's position in the list's compiled query
+# (never sent to PostgreSQL).
 _VIEWER = uuid.UUID(int=0)
 _STATUS = "\x00status"
+_AFTER = (datetime(1, 1, 1, 0, 0, 0, 1, tzinfo=UTC), uuid.UUID(int=1))
+ORDER = (("created_at", "id"), True)  # the list's order (selectors.tasks_list), for keyset cursors
+
+
+def _kept_total(scope: str, filtered: bool) -> bool:
+    """The open list unfiltered reads its kept count; the others count their (per-user or empty) range
+    (docs/decisions.md#lists)."""
+    return scope == "open" and not filtered
 
 
 @cache
-def _list_read(scope: str, filtered: bool) -> PrecompiledQuery:
+def _list_read(scope: str, filtered: bool, keyset: bool = False) -> PrecompiledQuery:
     """The list's page and total in one query, compiled once per process per shape (core.precompiled)."""
     placeholders = ([_VIEWER] if scope == "mine" else []) + ([_STATUS] if filtered else [])
+    placeholders += list(_AFTER) if keyset else []
 
     def build(*values):
         values = list(values)
         viewer = values.pop(0) if scope == "mine" else _VIEWER
         status = values.pop(0) if filtered else None
-        return counted(selectors.tasks_list(viewer, scope=scope, status=status).values(*TASK_COLUMNS))
+        queryset = selectors.tasks_list(viewer, scope=scope, status=status)
+        total = counters.total_of(OPEN_TASKS) if _kept_total(scope, filtered) else None
+        if keyset:
+            queryset = keyset_after(queryset, ORDER, values)
+            if total is None:  # the whole list's total, not what is left after the cursor
+                total = count_rows(selectors.tasks_list(viewer, scope=scope, status=status))
+        return counted(queryset.values(*TASK_COLUMNS), total)
 
     return PrecompiledQuery(
         build,
@@ -65,17 +95,32 @@ class TaskListView(ApiView):
     def get(self, request):
         params = self.query(PageQuery, TaskFilter)
         scope, status = params["scope"], params.get("status")
+        if scope == "open" and status == TaskStatus.OPEN:
+            status = None  # the same rows: the kept count answers
+        after = decode_cursor(params.get("cursor"), ORDER, Task, offset=params["offset"])
         viewer_id = request.user.pk if request.user else None
         values = ([viewer_id] if scope == "mine" else []) + ([status] if status else [])
-        rows, total, has_more = page_compiled(
-            _list_read(scope, bool(status)),
-            values,
-            limit=params["limit"],
-            offset=params["offset"],
-            count=lambda: selectors.tasks_list(request.user, scope=scope, status=status).count(),
-        )
+
+        def count() -> int:
+            if _kept_total(scope, bool(status)):
+                return counters.count_of(OPEN_TASKS)
+            return selectors.tasks_list(request.user, scope=scope, status=status).count()
+
+        if after is None:
+            rows, total, has_more = page_compiled(
+                _list_read(scope, bool(status)), values, limit=params["limit"], offset=params["offset"], count=count
+            )
+            next_cursor = page_cursor(rows, ORDER, has_more)
+        else:
+            rows, total, has_more, next_cursor = keyset_page_compiled(
+                _list_read(scope, bool(status), keyset=True),
+                [*values, *after],
+                limit=params["limit"],
+                order=ORDER,
+                count=count,
+            )
         items = [task_item(row, viewer_id) for row in rows]
-        return Response({"items": items, "total": total, "has_more": has_more})
+        return Response({"items": items, "total": total, "has_more": has_more, "next_cursor": next_cursor})
 
     @extend_schema(
         operation_id="tasks_create",
