@@ -38,7 +38,7 @@ from accounts.services import (
 )
 from accounts.throttle import login_attempt_begin, login_attempt_forget, login_authenticate
 from core.access import Access
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import AutoSchema, error_response
 from core.api.views import ApiView
 from core.idempotency import idempotent, replay_only_while
@@ -133,8 +133,8 @@ class ApiKeyListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(api_keys_of(request.user), **params)
-        return Response(render_page(ApiKeySerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(api_keys_of(request.user), **params)
+        return Response(render_page(ApiKeySerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="api_keys_create",

@@ -32,7 +32,7 @@ from assistant.api.serializers import (
 from assistant.domain.image_models import IMAGE_MODELS, default_model
 from assistant.services import free_tools
 from core.access import Access
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
@@ -257,8 +257,8 @@ class CreditTransactionsView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(selectors.credit_transactions(user=request.user), **params)
-        return Response(render_page(CreditTransactionSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(selectors.credit_transactions(user=request.user), **params)
+        return Response(render_page(CreditTransactionSerializer, rows, total, has_more, next_cursor=next_cursor))
 
 
 class ImageGenerateView(ApiView):

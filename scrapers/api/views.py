@@ -6,7 +6,7 @@ from rest_framework.response import Response
 
 from core.access import Access
 from core.api.filters import filtered, parameters
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
@@ -36,12 +36,13 @@ class SnapshotListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery, SnapshotFilter)
-        rows, total, has_more = page(
+        rows, total, has_more, next_cursor = keyset_page(
             filtered(SnapshotFilter, snapshot_list(), params),
             limit=params["limit"],
             offset=params["offset"],
+            cursor=params.get("cursor"),
         )
-        return Response(render_page(SnapshotSerializer, rows, total, has_more))
+        return Response(render_page(SnapshotSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="scraper_snapshots_trigger",

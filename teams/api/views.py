@@ -6,7 +6,7 @@ from rest_framework.response import Response
 
 from core.access import Access
 from core.api.filters import filtered, parameters
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
@@ -34,12 +34,13 @@ class TeamListView(ApiView):
     )
     def get(self, request):
         params = self.query(TeamFilter, PageQuery)
-        rows, total, has_more = page(
+        rows, total, has_more, next_cursor = keyset_page(
             filtered(TeamFilter, selectors.teams_of(request.user), params),
             limit=params["limit"],
             offset=params["offset"],
+            cursor=params.get("cursor"),
         )
-        return Response(render_page(TeamSerializer, rows, total, has_more))
+        return Response(render_page(TeamSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="teams_hire",

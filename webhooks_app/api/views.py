@@ -6,7 +6,7 @@ from rest_framework.response import Response
 
 from core.access import Access
 from core.api.filters import filtered, parameters
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.idempotency import idempotent
@@ -122,8 +122,8 @@ class SubscriptionListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(selectors.subscription_list(owner=request.user), **params)
-        return Response(render_page(WebhookSubscriptionSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(selectors.subscription_list(owner=request.user), **params)
+        return Response(render_page(WebhookSubscriptionSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="webhook_subscriptions_create",
@@ -203,5 +203,7 @@ class SubscriptionDeliveriesView(ApiView):
         subscription = selectors.subscription_get(owner=request.user, subscription_id=subscription_id)
         params = self.query(PageQuery, DeliveryFilter)
         deliveries = filtered(DeliveryFilter, selectors.delivery_list(subscription=subscription), params)
-        rows, total, has_more = page(deliveries, limit=params["limit"], offset=params["offset"])
-        return Response(render_page(WebhookDeliverySerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(
+            deliveries, limit=params["limit"], offset=params["offset"], cursor=params.get("cursor")
+        )
+        return Response(render_page(WebhookDeliverySerializer, rows, total, has_more, next_cursor=next_cursor))

@@ -19,7 +19,7 @@ from brands.selectors.research import research_status
 from brands.services import brands as services
 from core.access import Access
 from core.api.filters import filtered, parameters
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.idempotency import idempotent
@@ -41,8 +41,8 @@ class BrandListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(brands_of(request.user), **params)
-        return Response(render_page(BrandSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(brands_of(request.user), **params)
+        return Response(render_page(BrandSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="brands_create",
@@ -120,10 +120,10 @@ class BrandKitListView(ApiView):
     )
     def get(self, request):
         params = self.query(BrandKitFilter, PageQuery)
-        rows, total, has_more = page(
+        rows, total, has_more, next_cursor = keyset_page(
             filtered(BrandKitFilter, kits_of(request.user), params), limit=params["limit"], offset=params["offset"]
         )
-        return Response(render_page(BrandKitSerializer, rows, total, has_more))
+        return Response(render_page(BrandKitSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="brand_kits_create",

@@ -26,7 +26,7 @@ from brands.selectors.intelligence import (
 from brands.services import intelligence as services
 from core.access import Access
 from core.api.filters import filtered, parameters
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError
 from core.api.views import ApiView
@@ -53,8 +53,12 @@ class TrackedGroupListView(ApiView):
     def get(self, request, brand_id):
         params = self.query(PageQuery)
         brand = brand_of(request.user, brand_id)
-        rows, total, has_more = page(tracked_groups_of(brand), **params)
-        return Response(render_page(TrackedGroupSerializer, [group_view(g, None) for g in rows], total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(tracked_groups_of(brand), **params)
+        return Response(
+            render_page(
+                TrackedGroupSerializer, [group_view(g, None) for g in rows], total, has_more, next_cursor=next_cursor
+            )
+        )
 
     @extend_schema(
         operation_id="tracked_groups_create",
@@ -168,10 +172,10 @@ class ArtifactListView(ApiView):
     def get(self, request, brand_id):
         params = self.query(PageQuery, ArtifactFilter)
         brand = brand_of(request.user, brand_id)
-        rows, total, has_more = page(
+        rows, total, has_more, next_cursor = keyset_page(
             filtered(ArtifactFilter, artifacts_of(brand), params), limit=params["limit"], offset=params["offset"]
         )
-        return Response(render_page(ArtifactSerializer, rows, total, has_more))
+        return Response(render_page(ArtifactSerializer, rows, total, has_more, next_cursor=next_cursor))
 
 
 class ArtifactDetailView(ApiView):

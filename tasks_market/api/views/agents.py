@@ -5,7 +5,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
@@ -42,8 +42,8 @@ class AgentListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(selectors.agents_of(request.user), **params)
-        return Response(render_page(AgentSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(selectors.agents_of(request.user), **params)
+        return Response(render_page(AgentSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="agents_register",
@@ -144,5 +144,5 @@ class AgentBenchmarksView(ApiView):
     )
     def get(self, request, agent_id):
         params = self.query(PageQuery)
-        rows, total, has_more = page(selectors.benchmarks_of(_agent(request, agent_id)), **params)
-        return Response(render_page(BenchmarkRunSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(selectors.benchmarks_of(_agent(request, agent_id)), **params)
+        return Response(render_page(BenchmarkRunSerializer, rows, total, has_more, next_cursor=next_cursor))

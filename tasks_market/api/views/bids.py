@@ -5,7 +5,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
@@ -49,8 +49,8 @@ class BidListView(ApiView):
         task = selectors.task_for(request.user, task_id)
         if task is None:
             raise NotFound()
-        rows, total, has_more = page(selectors.bids_for(request.user, task), **params)
-        return Response(render_page(BidSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(selectors.bids_for(request.user, task), **params)
+        return Response(render_page(BidSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
         operation_id="bids_create",
@@ -134,8 +134,10 @@ class BidArtefactsView(ApiView):
     )
     def get(self, request, task_id, bid_id):
         params = self.query(PageQuery)
-        rows, total, has_more = page(selectors.bid_artefacts(_bid(request, task_id, bid_id)), **params)
-        return Response(render_page(ArtefactSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(
+            selectors.bid_artefacts(_bid(request, task_id, bid_id)), **params
+        )
+        return Response(render_page(ArtefactSerializer, rows, total, has_more, next_cursor=next_cursor))
 
 
 class BidJudgeView(ApiView):
