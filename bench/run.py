@@ -386,6 +386,11 @@ def main() -> int:
         "--only", default="", help="comma-separated scenario keys (a, b, c, c0, d, e, f); a is always run"
     )
     parser.add_argument("--keep-running", action="store_true", help="leave the server up until Ctrl-C (profiling)")
+    parser.add_argument(
+        "--growth",
+        default="100,100000,1000000",
+        help="open-task counts for the growth rows (bulk SQL, as compare.py); empty: none",
+    )
     parser.add_argument("--peer", default=str(PEER), help="the FastAPI peer's directory (compare.sh)")
     parser.add_argument("--no-peer", action="store_true", help="skip the comparison with the FastAPI peer")
     args = parser.parse_args()
@@ -504,6 +509,9 @@ def main() -> int:
                     f"p99 {result['p99']:.1f} ms, web CPU {result['cpu_ms']:.2f} ms/request, "
                     f"non-2xx {result['non_2xx']}"
                 )
+        growth_lines = growth_rows(
+            base, {**PROXY_HEADER, "Authorization": f"Bearer {token}"}, args, workdir, server.pid
+        )
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -518,6 +526,7 @@ def main() -> int:
     elif not args.peer_note:
         args.peer_note = "the open-task list (c) was not among the rows."
     extra, met = targets({s.key: s for s in scenarios}, peer)
+    extra = [*growth_lines, *extra]
     text = render(scenarios, args, info, extra, peer)
     print()
     print(text)
@@ -533,6 +542,83 @@ def main() -> int:
         log("the peer's comparison failed: non-2xx responses, or JSON that differs (see its lines above)")
         bad.append("peer")
     return 1 if bad else 0
+
+
+def add_open_tasks(count: int) -> None:
+    """`count` copies of one open task, each older than the last (as the peer's compare.py), then ANALYZE.
+    The kept open count follows through its trigger (core.counters)."""
+    import psycopg
+
+    if count <= 0:
+        return
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        cols = [d.name for d in conn.execute("SELECT * FROM tasks_market_task LIMIT 0").description]
+        fresh = {
+            "id": "gen_random_uuid()",
+            "created_at": "t.created_at - g * interval '1 second'",
+            "updated_at": "t.created_at - g * interval '1 second'",
+        }
+        select = ", ".join(fresh.get(c, f"t.{c}") for c in cols)
+        conn.execute(
+            f"INSERT INTO tasks_market_task ({', '.join(cols)}) SELECT {select} FROM generate_series(1, %s) g, "  # noqa: S608
+            "(SELECT * FROM tasks_market_task WHERE status = 'open' ORDER BY created_at LIMIT 1) t",
+            (count,),
+        )
+        conn.execute("VACUUM ANALYZE tasks_market_task")
+
+
+def deep_cursor(depth: int) -> str | None:
+    """The open list's cursor after its first `depth` rows, as a client walking there would hold it."""
+    from core.api.pagination import encode_cursor
+    from tasks_market.api.views.tasks import ORDER
+    from tasks_market.models import Task, TaskStatus
+
+    row = (
+        Task.objects.filter(status=TaskStatus.OPEN)
+        .order_by("-created_at", "-id")
+        .values("created_at", "id")[depth - 1 : depth]
+        .first()
+    )
+    return encode_cursor(row, ORDER) if row else None
+
+
+def growth_rows(base: str, headers: dict[str, str], args, workdir: Path, pgid: int) -> list[str]:
+    """The open list's first page, and a page 50,000 rows deep by cursor, at each `--growth` size of the
+    open list (docs/decisions.md#lists): the cost must not grow with the table."""
+    from tasks_market.models import Task, TaskStatus
+
+    sizes = [int(n) for n in args.growth.split(",") if n.strip()]
+    if not sizes:
+        return []
+    lines = [
+        "Growth of the open-task list (JWT, rate limited; best of "
+        f"{args.rounds} rounds of {args.duration} s; open tasks added in bulk SQL):",
+        "",
+        "| open tasks | page | requests/s | p50 | p99 | web CPU per request | non-2xx |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for size in sizes:
+        add_open_tasks(size - Task.objects.filter(status=TaskStatus.OPEN).count())
+        pages = [Scenario("g1", "first", "/api/v1/tasks?scope=open", auth=True)]
+        cursor = deep_cursor(50_000)
+        if cursor:
+            pages.append(
+                Scenario("g2", "50,000 deep by cursor", f"/api/v1/tasks?scope=open&cursor={cursor}", auth=True)
+            )
+        for s in pages:
+            wrk(base, s, headers, 2, workdir)
+            for _ in range(args.rounds):
+                result = wrk(base, s, headers, args.duration, workdir, pgid=pgid)
+                s.rounds.append(result)
+                if not s.result or result["rps"] > s.result["rps"]:
+                    s.result = result
+            r = s.result
+            log(f"growth {size:,} open, {s.label}: {r['rps']:.0f} req/s, p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms")
+            lines.append(
+                f"| {size:,} | {s.label} | {r['rps']:,.0f} | {r['p50']:.1f} ms | {r['p99']:.1f} ms | "
+                f"{r.get('cpu_ms', 0):.2f} ms | {sum(x['non_2xx'] for x in s.rounds)} |"
+            )
+    return [*lines, ""]
 
 
 def targets(by_key: dict[str, Scenario], peer: dict | None = None) -> tuple[list[str], bool]:

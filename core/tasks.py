@@ -3,6 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.core.cache import cache
 
+from core.counters import counters_reconcile
 from core.idempotency import idempotency_keys_prune
 from core.retention import logs_prune
 
@@ -26,3 +27,9 @@ def prune_logs() -> dict[str, int]:
 def prune_idempotency_keys() -> int:
     """Deletes `Idempotency-Key` records past their 24 hours (lookups already ignore them)."""
     return idempotency_keys_prune()
+
+
+@shared_task(name="core.tasks.reconcile_counters")
+def reconcile_counters() -> dict[str, dict[str, int]]:
+    """Kept counts against a fresh COUNT, drift fixed and returned (core.counters)."""
+    return counters_reconcile()

@@ -105,6 +105,12 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Idempotency-Key records live 24 h (core.idempotency); lookups ignore expired ones, so this only
     # keeps the table small. Hourly deletes at most an hour's worth of keys in one indexed DELETE.
+    # Kept list counts (core.counters) are exact by construction; daily, a COUNT proves it and fixes any
+    # drift (a restore, a manual edit with triggers off). One COUNT per count, off-peak cost only.
+    "core.reconcile_counters": {
+        "task": "core.tasks.reconcile_counters",
+        "schedule": timedelta(hours=24),
+    },
     "core.prune_idempotency_keys": {
         "task": "core.tasks.prune_idempotency_keys",
         "schedule": timedelta(hours=1),

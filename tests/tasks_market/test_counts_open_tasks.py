@@ -110,3 +110,19 @@ def test_concurrent_creates_selects_cancels_and_completes_never_drift(alice):
     assert failures == []
     assert counters.counters_reconcile(fix=False)[OPEN_TASKS]["drift"] == 0
     assert counters.count_of(OPEN_TASKS) == _open() == THREADS * ROUNDS // 4
+
+
+@pytest.mark.django_db
+def test_the_command_reports_drift_and_check_fails_on_it(alice):
+    from django.core.management import CommandError, call_command
+
+    from core.models import Counter
+
+    TaskFactory(poster=alice)
+    Counter.objects.filter(name=OPEN_TASKS).update(value=7)
+
+    with pytest.raises(CommandError):
+        call_command("counters_reconcile", "--check")
+    call_command("counters_reconcile")
+    call_command("counters_reconcile", "--check")
+    assert counters.count_of(OPEN_TASKS) == 1

@@ -1,0 +1,22 @@
+"""Compare every kept count with a fresh COUNT and report the drift; fixes it unless --check
+(core.counters; docs/decisions.md#lists)."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.counters import counters_reconcile
+
+
+class Command(BaseCommand):
+    help = "Recount every kept count (core.counters), report drift, and fix it (--check: report only, exit 1)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--check", action="store_true", help="Report only; exit 1 on any drift.")
+
+    def handle(self, *args, check: bool = False, **options):
+        report = counters_reconcile(fix=not check)
+        for name, row in report.items():
+            self.stdout.write(f"{name}: kept {row['kept']}, actual {row['actual']}, drift {row['drift']}")
+        if check and any(row["drift"] for row in report.values()):
+            raise CommandError("kept counts drifted")
