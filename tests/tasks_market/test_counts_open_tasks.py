@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import threading
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 
 from core import counters
 from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import Task, TaskStatus
+from tests.tasks_market.counts_churn import ROUNDS, THREADS, churn
 from tests.tasks_market.factories import TaskFactory
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _open() -> int:
@@ -56,60 +63,39 @@ def test_the_reconciliation_reports_and_fixes_drift(alice):
     assert counters.counters_reconcile()[OPEN_TASKS]["drift"] == 0
 
 
-THREADS, ROUNDS = 8, 6
-
-
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_creates_selects_cancels_and_completes_never_drift(alice):
-    """Threads released together, each in its own transactions: the kept count equals a fresh COUNT."""
-    from datetime import timedelta
-    from decimal import Decimal
-
-    from django.utils import timezone
-
-    from tasks_market.services import tasks as services
-
-    start = threading.Barrier(THREADS)
-    failures: list[BaseException] = []
-
-    def worker(number: int) -> None:
-        try:
-            start.wait()
-            for round_number in range(ROUNDS):
-                task = services.task_create(
-                    poster=alice,
-                    title=f"t{number}-{round_number}",
-                    description="d",
-                    budget_amount=Decimal("10.00"),
-                    budget_currency="usd",
-                    deadline=timezone.now() + timedelta(days=3),
-                    category="content",
-                    requirements=[],
-                )
-                move = (number + round_number) % 4
-                if move == 1:  # cancelled by its poster
-                    services.task_cancel(task_id=task.pk, poster=alice)
-                elif move in (2, 3):  # a bid selected (open → awaiting payment), then perhaps completed
-                    with transaction.atomic():
-                        locked = Task.objects.select_for_update().get(pk=task.pk)
-                        locked.status = TaskStatus.AWAITING_PAYMENT
-                        locked.save(update_fields=["status", "updated_at"])
-                    if move == 3:
-                        Task.objects.filter(pk=task.pk).update(status=TaskStatus.COMPLETED, completed_at=timezone.now())
-        except BaseException as exc:
-            failures.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    """Threads released together, each write in its own transaction: the kept count equals a fresh COUNT."""
+    failures = churn(alice)
 
     assert failures == []
     assert counters.counters_reconcile(fix=False)[OPEN_TASKS]["drift"] == 0
     assert counters.count_of(OPEN_TASKS) == _open() == THREADS * ROUNDS // 4
+
+
+def test_the_same_on_the_embedded_sqlite_database(tmp_path):
+    """`make run`'s default: SQLite, its row triggers, the same churn (in a process of its own)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.local", VAR_DIR=str(tmp_path / "var"))
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.tasks_market.counts_churn"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert result == {
+        "vendor": "sqlite",
+        "failures": [],
+        "kept": THREADS * ROUNDS // 4,
+        "actual": THREADS * ROUNDS // 4,
+        "drift": 0,
+    }
 
 
 @pytest.mark.django_db

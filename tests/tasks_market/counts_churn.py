@@ -1,0 +1,104 @@
+"""Threads released together that move tasks in and out of the open list, each write in its own
+transaction: shared by the kept-count tests on PostgreSQL and on SQLite (core.counters).
+
+    DJANGO_SETTINGS_MODULE=config.settings.local VAR_DIR=<dir> python -m tests.tasks_market.counts_churn
+
+migrates the embedded SQLite database, churns, and prints one JSON line: failures, the kept count and a
+fresh COUNT.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+from decimal import Decimal
+
+THREADS, ROUNDS = 8, 6
+
+
+def churn(poster, threads: int = THREADS, rounds: int = ROUNDS) -> list[str]:
+    """Each thread creates tasks through the service, then cancels a quarter of them (service), selects a
+    bid on a half (open → awaiting payment, under a row lock) and completes half of those
+    (`QuerySet.update`). Returns the failures."""
+    from django.db import connections, transaction
+    from django.utils import timezone
+
+    from tasks_market.models import Task, TaskStatus
+    from tasks_market.services import tasks as services
+
+    start = threading.Barrier(threads)
+    failures: list[str] = []
+
+    def worker(number: int) -> None:
+        try:
+            start.wait()
+            for round_number in range(rounds):
+                task = services.task_create(
+                    poster=poster,
+                    title=f"t{number}-{round_number}",
+                    description="d",
+                    budget_amount=Decimal("10.00"),
+                    budget_currency="usd",
+                    deadline=timezone.now() + timedelta(days=3),
+                    category="content",
+                    requirements=[],
+                )
+                move = (number + round_number) % 4
+                if move == 1:
+                    services.task_cancel(task_id=task.pk, poster=poster)
+                elif move in (2, 3):
+                    with transaction.atomic():
+                        locked = Task.objects.select_for_update().get(pk=task.pk)
+                        locked.status = TaskStatus.AWAITING_PAYMENT
+                        locked.save(update_fields=["status", "updated_at"])
+                    if move == 3:
+                        Task.objects.filter(pk=task.pk).update(status=TaskStatus.COMPLETED, completed_at=timezone.now())
+        except Exception as exc:
+            failures.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            connections.close_all()
+
+    workers = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    return failures
+
+
+def main() -> None:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from accounts.models import User
+    from core import counters
+    from tasks_market.counters import OPEN_TASKS
+    from tasks_market.models import Task, TaskStatus
+
+    call_command("migrate", verbosity=0)
+    poster = User.objects.create_user(email="churn@example.com", password="x-Very-long-pass-1")
+    failures = churn(poster)
+    print(
+        json.dumps(
+            {
+                "vendor": _vendor(),
+                "failures": failures,
+                "kept": counters.count_of(OPEN_TASKS),
+                "actual": Task.objects.filter(status=TaskStatus.OPEN).count(),
+                "drift": counters.counters_reconcile(fix=False)[OPEN_TASKS]["drift"],
+            }
+        )
+    )
+
+
+def _vendor() -> str:
+    from django.db import connection
+
+    return connection.vendor
+
+
+if __name__ == "__main__":
+    main()
