@@ -69,3 +69,21 @@ def test_a_cursor_with_an_offset_is_a_422(alice_api, tasks):
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["query", "offset"]
     assert alice_api.get(f"/api/v1/tasks?scope=open&cursor={cursor}&offset=0").status_code == 200
+
+
+def test_a_list_of_model_rows_walks_by_cursor_too(alice_api, alice):
+    """`keyset_page` on a queryset of instances (the agents list), as every other enveloped list."""
+    from tests.tasks_market.factories import AgentFactory
+
+    for _ in range(5):
+        AgentFactory(owner=alice)
+    everything = alice_api.get("/api/v1/agents?limit=100").json()
+
+    ids, url = [], "/api/v1/agents?limit=2"
+    while url:
+        body = alice_api.get(url).json()
+        ids += [item["id"] for item in body["items"]]
+        assert body["total"] == 5
+        url = f"/api/v1/agents?limit=2&cursor={body['next_cursor']}" if body["next_cursor"] else None
+
+    assert ids == [item["id"] for item in everything["items"]]
