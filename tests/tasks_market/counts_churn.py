@@ -89,9 +89,25 @@ def main() -> None:
                 "kept": counters.count_of(OPEN_TASKS),
                 "actual": Task.objects.filter(status=TaskStatus.OPEN).count(),
                 "drift": counters.counters_reconcile(fix=False)[OPEN_TASKS]["drift"],
+                "walk_equals_the_list": _walk_by_cursor(),
             }
         )
     )
+
+
+def _walk_by_cursor() -> bool:
+    """The open list walked 5 rows at a time by cursor (core.api.pagination) is the whole list, in order."""
+    from core.api.pagination import keyset_page
+    from tasks_market.models import Task, TaskStatus
+
+    rows = Task.objects.filter(status=TaskStatus.OPEN).order_by("-created_at", "-id")
+    walked, cursor = [], None
+    while True:
+        page = keyset_page(rows, limit=5, cursor=cursor)
+        walked += [task.pk for task in page.rows]
+        if not page.next_cursor:
+            return walked == [task.pk for task in rows]
+        cursor = page.next_cursor
 
 
 def _vendor() -> str:

@@ -95,6 +95,7 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
         "kept": THREADS * ROUNDS // 4,
         "actual": THREADS * ROUNDS // 4,
         "drift": 0,
+        "walk_equals_the_list": True,
     }
 
 
