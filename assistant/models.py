@@ -41,7 +41,7 @@ class AssistantMessage(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["assistant", "-created_at"])]
+        indexes = [models.Index(fields=["assistant", "-created_at", "-id"])]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
@@ -105,7 +105,7 @@ class CreditTransaction(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["user", "-created_at"])]
+        indexes = [models.Index(fields=["user", "-created_at", "-id"])]
         constraints = [models.CheckConstraint(condition=~models.Q(delta=0), name="credit_transaction_delta_nonzero")]
 
     def __str__(self) -> str:

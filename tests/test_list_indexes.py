@@ -80,3 +80,35 @@ def test_agents_of_a_user(alice_api, alice):
     plans = _plans(alice_api, "/api/v1/agents?limit=5", "tasks_market_agent")
 
     _assert_index_only_order(plans, "tasks_market_agent")
+
+
+def test_webhook_subscriptions_and_their_deliveries(alice_api, alice):
+    from tests.webhooks_app.factories import WebhookSubscriptionFactory
+    from webhooks_app.models import WebhookDelivery, WebhookEvent
+
+    subscription = WebhookSubscriptionFactory(owner=alice)
+    event = WebhookEvent.objects.create(owner=alice, type="task.created", body="{}")
+    WebhookDelivery.objects.create(event=event, subscription=subscription, message_id="msg_0")
+    _copy_rows("webhooks_app_webhooksubscription", "true", ROWS)
+    _copy_rows("webhooks_app_webhookdelivery", "true", ROWS, message_id="gen_random_uuid()::text")
+
+    subscriptions = _plans(alice_api, "/api/v1/webhooks/subscriptions?limit=5", "webhooks_app_webhooksubscription")
+    deliveries = _plans(
+        alice_api,
+        f"/api/v1/webhooks/subscriptions/{subscription.pk}/deliveries?limit=5",
+        "webhooks_app_webhookdelivery",
+    )
+
+    _assert_index_only_order(subscriptions, "webhooks_app_webhooksubscription")
+    _assert_index_only_order(deliveries, "webhooks_app_webhookdelivery")
+
+
+def test_the_credit_ledger(alice_api, alice):
+    from assistant.models import CreditTransaction
+
+    CreditTransaction.objects.create(user=alice, delta=10, kind="grant", reason="welcome", balance_after=10)
+    _copy_rows("assistant_credittransaction", "true", ROWS)
+
+    plans = _plans(alice_api, "/api/v1/allmodelchat/credits/transactions?limit=5", "assistant_credittransaction")
+
+    _assert_index_only_order(plans, "assistant_credittransaction")

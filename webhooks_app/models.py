@@ -120,7 +120,7 @@ class WebhookSubscription(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
+        indexes = [models.Index(fields=["owner", "-created_at", "-id"])]
 
     def __str__(self) -> str:
         return self.url
@@ -169,7 +169,7 @@ class WebhookDelivery(models.Model):
         ordering = ["-created_at"]
         verbose_name_plural = "webhook deliveries"
         indexes = [
-            models.Index(fields=["subscription", "-created_at"]),
+            models.Index(fields=["subscription", "-created_at", "-id"]),
             models.Index(fields=["status", "next_attempt_at"]),
         ]
 
