@@ -7,7 +7,7 @@ import base64
 import binascii
 import json
 from functools import cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db.models import F, Func, IntegerField, QuerySet, Subquery
@@ -195,8 +195,5 @@ def keyset_page_compiled(
 
 
 def page_cursor(rows: list[dict], order: tuple[tuple[str, ...], bool], has_more: bool) -> str | None:
+    """The `next_cursor` of an offset page: clients may switch to cursors after any page."""
     return encode_cursor(rows[-1], order) if has_more and rows else None
-
-
-def cursor_values(params: dict[str, Any], order, model) -> tuple | None:
-    return decode_cursor(params.get("cursor"), order, model, offset=params.get("offset", 0))
