@@ -63,10 +63,12 @@ def test_task_lists(alice_api, alice, bob, scope):
     _assert_index_only_order(plans, "tasks_market_task")
 
 
-def test_bids_of_a_task(alice_api, alice):
-    task = TaskFactory(poster=alice)
+def test_bids_of_a_task(alice_api, alice, bob):
+    task, other = TaskFactory(poster=alice), TaskFactory(poster=bob)
     BidFactory(task=task)
-    _copy_rows("tasks_market_bid", "true", ROWS, status="'rejected'")
+    BidFactory(task=other)
+    _copy_rows("tasks_market_bid", f"task_id = '{other.pk}'", ROWS, status="'rejected'")  # the marketplace's bids
+    _copy_rows("tasks_market_bid", f"task_id = '{task.pk}'", ROWS // 10, status="'rejected'")  # this task's
 
     plans = _plans(alice_api, f"/api/v1/tasks/{task.pk}/bids?limit=5", "tasks_market_bid")
 

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from core import counters
 from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import Task, TaskStatus
-from tests.tasks_market.counts_churn import ROUNDS, THREADS, churn
+from tests.tasks_market.counts_churn import ROUNDS, SQLITE_ROUNDS, SQLITE_THREADS, THREADS, churn
 from tests.tasks_market.factories import TaskFactory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,8 +92,8 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
     assert result == {
         "vendor": "sqlite",
         "failures": [],
-        "kept": THREADS * ROUNDS // 4,
-        "actual": THREADS * ROUNDS // 4,
+        "kept": SQLITE_THREADS * SQLITE_ROUNDS // 4,
+        "actual": SQLITE_THREADS * SQLITE_ROUNDS // 4,
         "drift": 0,
         "walk_equals_the_list": True,
     }
