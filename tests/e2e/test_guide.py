@@ -68,7 +68,11 @@ def test_the_banner_comes_last_and_every_link_in_it_answers(server, scenario):
     assert log.index("beat: Starting") < banner_at
     assert f"API:      {server.base_url}/api/v1/" in log[banner_at - 2000 :]
 
-    info = server.manage("demo_info")  # `make info`: the same lines, found from the running server's var/
+    # `make info`: the same lines, the server found from its var/ (no PORT given).
+    info = subprocess.run(
+        ["make", "-s", "info"], cwd=ROOT, env=server.env, capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    assert f"Server:   {server.base_url} " in info
 
     links = sorted(set(re.findall(r"https://[^\s<>]+", info)))
     assert f"{server.base_url}/api/v1/" in links and f"{server.base_url}/" in links
