@@ -33,7 +33,9 @@ def agent_tasks(request: HttpRequest) -> JsonResponse:
         return _error(401, "The signature does not verify with the demo agent's secret.", "invalid_signature")
     if message.get("type") != "task.dispatched":
         return JsonResponse({"accepted": False, "reason": "not a task.dispatched message"}, status=202)
-    task_id = str(message["data"]["task"]["id"])
+    task_id = str(((message.get("data") or {}).get("task") or {}).get("id") or "")
+    if not task_id:
+        return _error(400, "A task.dispatched message carries data.task.id.", "invalid_message")
     if not enqueue_now("demo.tasks.agent_deliver", task_id):
         return _error(503, "The demo agent could not queue the work; the platform will retry.", "agent_busy")
     return JsonResponse({"accepted": True, "task_id": task_id}, status=202)
