@@ -52,15 +52,15 @@ rm -rf "$VAR_DIR/ready"
 banner=$("$PY" manage.py demo_info --api-key "$demo_key")
 supervisor=$$
 (
-  for _ in $(seq 600); do
+  for _ in $(seq 600); do  # at most 5 minutes; then the banner comes anyway
     kill -0 "$supervisor" 2>/dev/null || exit 0
     if [ -e "$VAR_DIR/ready/worker" ] && [ -e "$VAR_DIR/ready/beat" ] &&
       curl -skf -o /dev/null --max-time 2 "https://$HOST:$PORT/health"; then
-      printf '%s\n' "$banner"
-      exit 0
+      break
     fi
     sleep 0.5
   done
+  printf '%s\n' "$banner"
 ) &
 step "starting web, worker and beat"
 
