@@ -9,12 +9,18 @@ PYTEST_ARGS ?=
 SPECTRAL := tools/openapi-lint/node_modules/.bin/spectral
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run serve release bench profile test lint format check clean browser-deps
+.PHONY: run info serve release bench profile test lint format check clean browser-deps
 
 ## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults).
 ## `exec`: the recipe's shell becomes scripts/supervise.py, so make's SIGTERM reaches it and make waits for it.
 run: $(VENV)/.deps-run
 	exec env HOST=$(HOST) PORT=$(PORT) scripts/run.sh
+
+## info: the banner `make run` printed last (links, demo user and password, secrets), again; it finds the
+## server on PORT when given, else the last `make run` of this checkout (var/origin).
+info: $(VENV)/.deps-run
+	@env DJANGO_SETTINGS_MODULE=config.settings.local $(if $(filter command line environment,$(origin PORT)),PORT=$(PORT)) \
+		$(PY) manage.py demo_info
 
 ## serve: the production shape: gunicorn (gthread, 2 x cores workers), Celery workers and one beat, with
 ## config.settings.production on the PostgreSQL and Redis of DATABASE_URL / REDIS_URL (required, with
@@ -64,12 +70,16 @@ $(VENV)/bin/python:
 		echo "installing python3-venv"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; fi
 	$(PYTHON) -m venv $(VENV)
 
+# pip shows what it collects and installs (a first install takes a few minutes); no progress bars,
+# which a log file or a CI page would turn into noise.
 $(VENV)/.deps-run: requirements.txt | $(VENV)/bin/python
-	$(PY) -m pip install -q -r requirements.txt
+	@echo "make: installing the Python packages of requirements.txt into $(VENV) (a few minutes the first time)"
+	$(PY) -m pip install --progress-bar off -r requirements.txt
 	touch $@
 
 $(VENV)/.deps-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
-	$(PY) -m pip install -q -r requirements-dev.txt
+	@echo "make: installing the Python packages of requirements-dev.txt into $(VENV) (a few minutes the first time)"
+	$(PY) -m pip install --progress-bar off -r requirements-dev.txt
 	touch $@ $(VENV)/.deps-run
 
 # The browser test (tests/ops/test_browser.py) drives Debian's Chromium through Playwright; Playwright's

@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
 from core.csp import page_policy
-from core.guide import guide_page
+from core.guide import api_root, guide_page, landing_page
 from core.views import api_not_found
 from payments.views import checkout
 
@@ -24,6 +24,8 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("", page_policy("guide")(landing_page), name="landing"),
+    path("api/v1/", api_root, name="api-root"),
     path("api/v1/", include(api_v1)),
     path("health", HealthView.as_view(), name="health"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
@@ -41,6 +43,9 @@ urlpatterns = [
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML
 ]
+if settings.DEMO_AGENT_ENABLED or settings.DEMO_INBOX_ENABLED:
+    # The local profile's demo agent and webhook inbox (docs/guide.md#the-local-demo).
+    urlpatterns.append(path("", include("demo.urls")))
 
 # Under /api/ each answers JSON in the error shape (core.views; see docs/decisions.md#errors).
 handler400 = "core.views.handler400"

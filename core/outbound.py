@@ -22,7 +22,9 @@ Such URLs must not reach our own network. Every call:
   body, an exception message from the network stack or an address.
 
 OUTBOUND_ALLOW_PRIVATE_URLS (local development and tests) lets loopback and private addresses (and
-plain http) through; the call is still pinned to the resolved addresses.
+plain http) through; the call is still pinned to the resolved addresses. Narrower, OUTBOUND_ALLOWED_ORIGINS
+lets exactly the listed origins through (the local profile's own server, for its demo agent and webhook
+inbox), their certificate checked against OUTBOUND_ALLOWED_ORIGINS_CA too (docs/guide.md#the-local-demo).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import ipaddress
+import os
 import socket
 import ssl
 import time
@@ -133,6 +136,27 @@ def _parse(url: str, schemes: Iterable[str], allow_private: bool) -> httpx.URL:
     return parsed
 
 
+def _origin(scheme: str, host: str, port: int | None) -> str:
+    return f"{scheme}://{host.lower().strip('[]')}:{port or {'https': 443, 'http': 80}.get(scheme, 0)}"
+
+
+def origin_allowed(url: str) -> bool:
+    """Whether the URL is at one of OUTBOUND_ALLOWED_ORIGINS (same scheme, host and port)."""
+    allowed = getattr(settings, "OUTBOUND_ALLOWED_ORIGINS", None)
+    if not allowed:
+        return False
+    try:
+        parts = urlsplit(url)
+        origin = _origin(parts.scheme, parts.hostname or "", parts.port)
+        listed = set()
+        for entry in allowed:
+            entry_parts = urlsplit(entry)
+            listed.add(_origin(entry_parts.scheme, entry_parts.hostname or "", entry_parts.port))
+    except ValueError:
+        return False
+    return bool(parts.hostname) and origin in listed
+
+
 def resolve_url(
     url: str,
     *,
@@ -142,7 +166,7 @@ def resolve_url(
 ) -> Target:
     """Check the URL, resolve its host once and check every address; raise UnsafeURL saying why not."""
     if allow_private is None:
-        allow_private = settings.OUTBOUND_ALLOW_PRIVATE_URLS
+        allow_private = settings.OUTBOUND_ALLOW_PRIVATE_URLS or origin_allowed(url)
     parsed = _parse(url, schemes, allow_private)
     host = parsed.raw_host.decode("ascii")
     try:
@@ -168,7 +192,7 @@ def check_url(url: str, *, schemes: tuple[str, ...] = ("https",), allow_private:
     looked up. Every call resolves and checks again (`request`): DNS can change.
     """
     if allow_private is None:
-        allow_private = settings.OUTBOUND_ALLOW_PRIVATE_URLS
+        allow_private = settings.OUTBOUND_ALLOW_PRIVATE_URLS or origin_allowed(url)
     if allow_private:
         _parse(url, schemes, allow_private)
         return url
@@ -257,9 +281,9 @@ class _PinnedTransport(httpx.HTTPTransport):
     network backend is `_PinnedBackend`. httpx 0.28 keeps the pool in `_pool`; the security tests
     (tests/security/test_outbound_ssrf.py) fail if an upgrade changes that."""
 
-    def __init__(self, backend: _PinnedBackend):  # not super().__init__: it would build a pool to throw away
+    def __init__(self, backend: _PinnedBackend, extra_ca: str = ""):  # not super().__init__: a pool to throw away
         self._pool = httpcore.ConnectionPool(
-            ssl_context=_ssl_context(), max_connections=4, keepalive_expiry=5.0, network_backend=backend
+            ssl_context=_ssl_context(extra_ca), max_connections=4, keepalive_expiry=5.0, network_backend=backend
         )
 
 
@@ -329,9 +353,20 @@ class DeadlineTransport(httpx.HTTPTransport):
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """Certificate checks against the system/certifi bundle, loaded once."""
-    return httpx.create_ssl_context(trust_env=False)
+def _ssl_context(extra_ca: str = "") -> ssl.SSLContext:
+    """Certificate checks against the system/certifi bundle (plus `extra_ca`, a PEM file), loaded once."""
+    context = httpx.create_ssl_context(trust_env=False)
+    if extra_ca:
+        context.load_verify_locations(cafile=extra_ca)
+    return context
+
+
+def _extra_ca(url: str) -> str:
+    """The local server's own certificate, trusted for calls to an allowed origin only (when it exists)."""
+    path = getattr(settings, "OUTBOUND_ALLOWED_ORIGINS_CA", "")
+    if path and origin_allowed(url) and os.path.isfile(path):
+        return path
+    return ""
 
 
 # --- The client ----------------------------------------------------------------------------------
@@ -422,7 +457,10 @@ def request(
     current = url
     try:
         with httpx.Client(
-            transport=_PinnedTransport(backend), timeout=timeout, follow_redirects=False, trust_env=False
+            transport=_PinnedTransport(backend, _extra_ca(url)),
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
         ) as client:
             for _ in range(max_redirects + 1):
                 target = resolve_url(current, schemes=schemes, allow_private=allow_private, resolver=resolver)

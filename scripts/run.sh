@@ -16,27 +16,53 @@ export PAYMENTS_LOCAL_WEBHOOK_URL=${PAYMENTS_LOCAL_WEBHOOK_URL:-https://$HOST:$P
 # ... and links its checkout pages (/checkout/{session}) from it.
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-https://$HOST:$PORT}
 mkdir -p "$VAR_DIR"
+# Commands run beside this server (`make info`, payments_simulate) find it here (config/settings/local.py).
+echo "$PUBLIC_BASE_URL" > "$VAR_DIR/origin"
+step() { echo "make run: $*"; }
 # Generate $VAR_DIR/secrets.env (if missing) once, before the processes below import settings together.
 "$PY" -c 'import django; django.setup()'
 
-"$PY" manage.py migrate --noinput
-"$PY" manage.py collectstatic --noinput --verbosity 0
+step "migrating the database ($VAR_DIR)"
+"$PY" manage.py migrate --noinput --verbosity 0
+
+# Static files are collected once, and again only when their sources or the requirements change: the
+# stamp is a hash of every static file's path, size and time, and of requirements.txt.
+static_stamp=$( { find . -path ./.venv -prune -o -path ./var -prune -o -path ./node_modules -prune \
+  -o -path '*/static/*' -type f -printf '%p %s %T@\n'; cat requirements.txt; } | sort | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$VAR_DIR/static/.stamp" 2>/dev/null)" != "$static_stamp" ]; then
+  step "collecting static files (once; again only when they change)"
+  "$PY" manage.py collectstatic --noinput --clear --verbosity 0
+  echo "$static_stamp" > "$VAR_DIR/static/.stamp"
+fi
 
 if [ ! -s "$VAR_DIR/dev-cert.pem" ] || [ ! -s "$VAR_DIR/dev-key.pem" ]; then
-  echo "Creating a self-signed development certificate in $VAR_DIR"
+  step "creating a self-signed development certificate in $VAR_DIR"
   openssl req -x509 -newkey rsa:2048 -nodes -days 825 -subj "/CN=localhost" \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" \
     -keyout "$VAR_DIR/dev-key.pem" -out "$VAR_DIR/dev-cert.pem" 2>/dev/null
 fi
 
-echo "------------------------------------------------------------------"
-# Settings generated $VAR_DIR/secrets.env (0600) on first use: secret key, webhook secret, demo password.
-echo "Secrets: $VAR_DIR/secrets.env (generated on first run, kept; the environment overrides each)"
-echo "Payments webhook secret: $("$PY" -c 'import django; django.setup(); from django.conf import settings; print(",".join(settings.PAYMENTS_WEBHOOK_SECRET))')"
-"$PY" manage.py ensure_demo_user
-echo "API:     https://$HOST:$PORT/api/v1/   (self-signed: curl -k)"
-echo "Docs:    https://$HOST:$PORT/docs      Admin: https://$HOST:$PORT/admin/"
-echo "------------------------------------------------------------------"
+step "the demo user, and the demo agent (docs/guide.md#the-local-demo)"
+demo_key=$("$PY" manage.py ensure_demo_user | sed -n 's/^API key: *//p')
+"$PY" manage.py demo_agent
+
+# The banner comes last, once web, worker and beat are ready (after their start-up output); `make info`
+# prints it again. The worker and beat write $VAR_DIR/ready/<role> when ready (demo/signals.py).
+rm -rf "$VAR_DIR/ready"
+banner=$("$PY" manage.py demo_info --api-key "$demo_key")
+supervisor=$$
+(
+  for _ in $(seq 600); do  # at most 5 minutes; then the banner comes anyway
+    kill -0 "$supervisor" 2>/dev/null || exit 0
+    if [ -e "$VAR_DIR/ready/worker" ] && [ -e "$VAR_DIR/ready/beat" ] &&
+      curl -skf -o /dev/null --max-time 2 "https://$HOST:$PORT/health"; then
+      break
+    fi
+    sleep 0.5
+  done
+  printf '%s\n' "$banner"
+) &
+step "starting web, worker and beat"
 
 # scripts/supervise.py runs the three as one unit: a crashed worker or beat is restarted, Ctrl-C, SIGTERM
 # or a closed terminal stops all of them (docs/operations.md, "Processes and signals").

@@ -199,6 +199,14 @@ OUTBOUND_PAGE_DEADLINE_SECONDS = env.float("OUTBOUND_PAGE_DEADLINE_SECONDS", def
 OUTBOUND_CALL_DEADLINE_SECONDS = env.float("OUTBOUND_CALL_DEADLINE_SECONDS", default=15.0)
 # Resolver for outbound calls: None (the system's getaddrinfo), a callable host -> [IP] or its dotted path.
 OUTBOUND_RESOLVER = None
+# Exact origins (scheme, host, port) that outbound calls may reach even on a loopback or private address,
+# with their certificate checked against OUTBOUND_ALLOWED_ORIGINS_CA as well: only the local profile sets
+# them, to this server's own origin, for its demo agent and webhook inbox (docs/guide.md#the-local-demo).
+OUTBOUND_ALLOWED_ORIGINS: list[str] = []
+OUTBOUND_ALLOWED_ORIGINS_CA = ""
+# The demo agent and the webhook inbox (the demo app): the local profile turns them on.
+DEMO_AGENT_ENABLED = False
+DEMO_INBOX_ENABLED = False
 
 # --- Internationalisation and files -----------------------------------------------------------
 

@@ -18,8 +18,25 @@ _secrets = load_or_create(_var_dir)
 os.environ.setdefault("DJANGO_SECRET_KEY", _secrets["DJANGO_SECRET_KEY"])
 os.environ.setdefault("PAYMENTS_WEBHOOK_SECRET", _secrets["PAYMENTS_WEBHOOK_SECRET"])
 
+
+def _running_origin() -> str | None:
+    """This server's origin for commands run beside it (`make info`, payments_simulate): PORT (and HOST)
+    when given, else what the last `make run` on this VAR_DIR wrote to $VAR_DIR/origin."""
+    if os.environ.get("PORT"):
+        return f"https://{os.environ.get('HOST') or '127.0.0.1'}:{os.environ['PORT']}"
+    try:
+        return (_var_dir / "origin").read_text().strip() or None
+    except OSError:
+        return None
+
+
+_origin = _running_origin()
+if _origin:
+    os.environ.setdefault("PUBLIC_BASE_URL", _origin)
+    os.environ.setdefault("PAYMENTS_LOCAL_WEBHOOK_URL", f"{_origin}/api/v1/webhooks/payments")
+
 from config.settings.base import *  # noqa: E402, F403
-from config.settings.base import CACHES, env  # noqa: E402
+from config.settings.base import CACHES, PUBLIC_BASE_URL, env  # noqa: E402
 
 # The demo user's password (accounts' `ensure_demo_user`), printed by `make run`.
 DEMO_USER_PASSWORD = env.str("DEMO_USER_PASSWORD", default=_secrets["DEMO_USER_PASSWORD"])
@@ -35,3 +52,18 @@ WHITENOISE_USE_FINDERS = True
 # E-mail: one file per message under $VAR_DIR/mail/, its path logged at INFO (accounts.mail).
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="accounts.mail.FilePerMessageBackend")
 EMAIL_FILE_PATH = str(VAR_DIR / "mail")  # noqa: F405
+
+# The demo agent and the webhook inbox are served by this server (docs/guide.md#the-local-demo). Outbound
+# calls may reach this one origin on loopback, its self-signed certificate trusted for it alone; every
+# other private address stays refused unless OUTBOUND_ALLOW_PRIVATE_URLS=true.
+DEMO_AGENT_ENABLED = env.bool("DEMO_AGENT_ENABLED", default=True)
+DEMO_INBOX_ENABLED = env.bool("DEMO_INBOX_ENABLED", default=True)
+if DEMO_AGENT_ENABLED or DEMO_INBOX_ENABLED:
+    OUTBOUND_ALLOWED_ORIGINS = [PUBLIC_BASE_URL]
+    OUTBOUND_ALLOWED_ORIGINS_CA = str(VAR_DIR / "dev-cert.pem")  # noqa: F405
+if DEMO_AGENT_ENABLED:
+    # The demo agent bids on open tasks it missed (a new task is bid on at once, demo/signals.py).
+    CELERY_BEAT_SCHEDULE = {
+        **CELERY_BEAT_SCHEDULE,  # noqa: F405
+        "demo.agent_bid": {"task": "demo.tasks.agent_bid", "schedule": 60.0},
+    }

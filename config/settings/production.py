@@ -5,7 +5,14 @@ from __future__ import annotations
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES, OUTBOUND_ALLOW_PRIVATE_URLS, REDIS_URL
+from config.settings.base import (
+    DATABASES,
+    DEMO_AGENT_ENABLED,
+    DEMO_INBOX_ENABLED,
+    OUTBOUND_ALLOW_PRIVATE_URLS,
+    OUTBOUND_ALLOWED_ORIGINS,
+    REDIS_URL,
+)
 
 if DEBUG:  # noqa: F405
     raise ImproperlyConfigured("DJANGO_DEBUG must be off in production.")
@@ -15,6 +22,8 @@ if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL in production.")
 if OUTBOUND_ALLOW_PRIVATE_URLS:
     raise ImproperlyConfigured("OUTBOUND_ALLOW_PRIVATE_URLS is for local development only.")
+if OUTBOUND_ALLOWED_ORIGINS or DEMO_AGENT_ENABLED or DEMO_INBOX_ENABLED:
+    raise ImproperlyConfigured("The demo agent, the webhook inbox and their loopback origin are local only.")
 
 LOGGING["handlers"]["console"]["formatter"] = "json"  # noqa: F405  (one JSON object per line)
 

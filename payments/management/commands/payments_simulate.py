@@ -1,5 +1,15 @@
+"""`manage.py payments_simulate PAYMENT succeeded|failed`: play the local provider's card network.
+
+PAYMENT is the payment's `id` as the API shows it (a task's or a credit top-up's payment) or the
+provider's own id (pi_..., sub_...). The event goes to PAYMENTS_LOCAL_WEBHOOK_URL: in the local profile
+the running `make run` server's (PORT, else the origin the last `make run` wrote to $VAR_DIR/origin).
+"""
+
 from __future__ import annotations
 
+import uuid
+
+from django.apps import apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -15,7 +25,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("object_id", metavar="PAYMENT_ID", help="pi_... (or sub_...)")
+        parser.add_argument(
+            "object_id",
+            metavar="PAYMENT_ID",
+            help="The payment's id as the API shows it, or the provider's pi_... (or sub_...)",
+        )
         parser.add_argument("outcome", choices=sorted({*PAYMENT_OUTCOMES, *SUBSCRIPTION_OUTCOMES}))
         parser.add_argument("--url", default=None, help="Webhook URL (default: PAYMENTS_LOCAL_WEBHOOK_URL).")
         parser.add_argument("--no-send", action="store_true", help="Change the state and print the event only.")
@@ -26,6 +40,7 @@ class Command(BaseCommand):
                 "payments_simulate works with the local payment provider only (PAYMENTS_PROVIDER=local)."
             )
         provider = LocalPaymentProvider()
+        object_id = provider_object_id(object_id)
         try:
             if object_id.startswith("sub_"):
                 if outcome not in SUBSCRIPTION_OUTCOMES:
@@ -54,3 +69,20 @@ class Command(BaseCommand):
         self.stdout.write(f"POST {target} → {result.status_code} {result.text}")
         if result.status_code >= 300:
             raise CommandError(f"The webhook answered {result.status_code}.")
+
+
+def provider_object_id(given: str) -> str:
+    """The provider's id for `given`: itself, or, for an API payment `id` (a UUID), the `provider_payment_id`
+    of the app's payment with that id. Every model with a `provider_payment_id` is asked (the task
+    marketplace's payments, credit top-ups), so this app names none of them."""
+    try:
+        key = uuid.UUID(given)
+    except ValueError:
+        return given
+    for model in apps.get_models():
+        fields = {field.name for field in model._meta.get_fields()}
+        if "provider_payment_id" in fields and model._meta.pk.get_internal_type() == "UUIDField":
+            found = model.objects.filter(pk=key).values_list("provider_payment_id", flat=True).first()
+            if found:
+                return found
+    raise CommandError(f"No payment has the id {given}.")

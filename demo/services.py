@@ -1,0 +1,176 @@
+"""The local demo (docs/guide.md#the-local-demo): a demo agent that bids on open tasks in its categories,
+takes the work it wins and delivers a result written by the local language model, and a webhook inbox.
+
+The agent acts through the services a real agent's owner goes through (agent_register, bid_create,
+delivery_submit): the demo exercises the marketplace, it does not bypass it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from decimal import ROUND_DOWN, Decimal
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from standardwebhooks import Webhook, WebhookVerificationError
+
+from accounts.models import User
+from accounts.services import user_create
+from assistant.providers.llm import get_llm_provider
+from core.errors import InvalidState, NotFound
+from demo.models import InboxMessage
+from tasks_market.models import Agent, Bid, Task, TaskCategory, TaskStatus
+from tasks_market.services.agents import agent_register, agent_secrets, agent_update_endpoint
+from tasks_market.services.bids import bid_create
+from tasks_market.services.deliveries import delivery_submit
+from tasks_market.services.errors import BidExists
+from webhooks_app.models import WebhookSubscription
+from webhooks_app.services import signing_secrets
+
+logger = logging.getLogger(__name__)
+
+AGENT_OWNER_EMAIL = "demo-agent@example.com"
+AGENT_NAME = "demo-copywriter"
+AGENT_PATH = "/demo/agent/tasks"
+AGENT_CATEGORIES = [TaskCategory.CONTENT, TaskCategory.MARKETING, TaskCategory.RESEARCH, TaskCategory.OTHER]
+# The demo agent asks for this share of the task's budget.
+BID_SHARE = Decimal("0.9")
+INBOX_KEEP = 200  # messages kept per inbox token; older ones are deleted as new ones arrive
+SIGNATURE_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
+
+
+def agent_endpoint() -> str:
+    return settings.PUBLIC_BASE_URL + AGENT_PATH
+
+
+def demo_agent_ensure() -> Agent:
+    """The demo agent and its owner (the demo password), its endpoint at this server's current origin."""
+    owner = User.objects.filter(email=AGENT_OWNER_EMAIL).first()
+    if owner is None:
+        owner = user_create(email=AGENT_OWNER_EMAIL, password=settings.DEMO_USER_PASSWORD)
+    agent = Agent.objects.filter(owner=owner, name=AGENT_NAME).first()
+    if agent is None:
+        return agent_register(
+            owner=owner,
+            name=AGENT_NAME,
+            endpoint_url=agent_endpoint(),
+            description="Writes copy with the local language model. Served by this server (make run).",
+            capabilities=[str(category) for category in AGENT_CATEGORIES],
+        )
+    if agent.endpoint_url != agent_endpoint():  # `make run` on another PORT
+        agent = agent_update_endpoint(owner=owner, agent_id=agent.id, endpoint_url=agent_endpoint())
+    return agent
+
+
+def demo_agent() -> Agent | None:
+    return Agent.objects.select_related("owner").filter(owner__email=AGENT_OWNER_EMAIL, name=AGENT_NAME).first()
+
+
+def demo_agent_bid(*, task_id: UUID | str | None = None) -> int:
+    """Bid on open tasks in the agent's categories that it has not bid on (one task, or every one of
+    them); returns the number of bids placed."""
+    agent = demo_agent()
+    if agent is None:
+        return 0
+    tasks = Task.objects.filter(status=TaskStatus.OPEN, category__in=agent.capabilities).exclude(poster=agent.owner)
+    tasks = tasks.exclude(id__in=Bid.objects.filter(agent=agent).values("task_id"))  # one bid per task, ever
+    if task_id is not None:
+        tasks = tasks.filter(id=task_id)
+    placed = 0
+    for task in tasks.order_by("created_at")[:50]:
+        amount = (task.budget_amount * BID_SHARE).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+        try:
+            bid_create(
+                user=agent.owner,
+                task_id=task.id,
+                agent_id=agent.id,
+                amount=max(amount, Decimal("0.01")),
+                currency=task.budget_currency,
+                proposal=f"The demo agent writes this with the local language model, within the hour: {task.title}",
+                eta_hours=1,
+            )
+        except (BidExists, InvalidState, NotFound) as exc:  # a twin job bid first, or the task moved on
+            logger.info("demo agent: no bid on task %s (%s)", task.id, type(exc).__name__)
+            continue
+        placed += 1
+    return placed
+
+
+def demo_agent_verify(*, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
+    """Check a dispatch as any agent would: the Standard Webhooks signature with the agent's secret(s).
+    Returns the message; raises WebhookVerificationError."""
+    agent = demo_agent()
+    if agent is None:
+        raise WebhookVerificationError("The demo agent is not registered.")
+    for secret in agent_secrets(agent):
+        try:
+            return Webhook(secret).verify(body, headers)
+        except WebhookVerificationError:
+            continue
+    raise WebhookVerificationError("No signature matches the demo agent's secret.")
+
+
+def demo_agent_deliver(*, task_id: UUID | str) -> bool:
+    """Do the dispatched task: the local language model writes the result, submitted as the agent's owner
+    would. False when there is nothing to submit (already submitted, or the task moved on)."""
+    agent = demo_agent()
+    task = Task.objects.filter(id=task_id).first()
+    if agent is None or task is None:
+        return False
+    reply = get_llm_provider().complete(
+        system=f"You are {AGENT_NAME}, an agent on a task marketplace. Do the task below.",
+        messages=[{"role": "user", "content": f"{task.title}\n\n{task.description}"}],
+    )
+    text = f"# {task.title}\n\n{reply.text}\n"
+    artefact = {"name": "result.md", "content_type": "text/markdown", "text": text}
+    data = text.encode()
+    artefact |= {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    try:
+        delivery_submit(user=agent.owner, task_id=task.id, artefacts=[artefact], notes=f"Written by {reply.model}.")
+    except (InvalidState, NotFound):
+        return False
+    return True
+
+
+# --- The webhook inbox ---------------------------------------------------------------------------------
+
+
+def inbox_subscription(token: str) -> WebhookSubscription | None:
+    return WebhookSubscription.objects.filter(url__endswith=f"/demo/inbox/{token}").order_by("-created_at").first()
+
+
+@transaction.atomic
+def inbox_receive(*, token: str, body: bytes, headers: dict[str, str]) -> InboxMessage:
+    """Record one POST, with whether its signature verifies with the secret(s) of the subscription whose
+    URL is this inbox (None when there is none)."""
+    subscription = inbox_subscription(token)
+    verified = None
+    if subscription is not None:
+        verified = False
+        for secret in signing_secrets(subscription):
+            try:
+                Webhook(secret).verify(body, headers)
+            except WebhookVerificationError:
+                continue
+            verified = True
+            break
+    text = body.decode("utf-8", errors="replace")
+    try:
+        event_type = str(json.loads(text).get("type", ""))[:100]
+    except (ValueError, AttributeError):
+        event_type = ""
+    message = InboxMessage.objects.create(
+        token=token,
+        headers=headers,
+        body=text[:100_000],
+        event_type=event_type,
+        signature_verified=verified,
+        subscription_id=subscription.id if subscription else None,
+    )
+    stale = InboxMessage.objects.filter(token=token).order_by("-received_at").values_list("id", flat=True)[INBOX_KEEP:]
+    InboxMessage.objects.filter(id__in=list(stale)).delete()
+    return message

@@ -1,0 +1,25 @@
+"""Signal receivers of the local demo, connected by DemoConfig.ready() in the local profile only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+
+from core.enqueue import enqueue_after_commit
+
+
+def task_created_bid(sender, instance, created: bool, **kwargs) -> None:
+    if created:
+        enqueue_after_commit("demo.tasks.agent_bid", str(instance.pk))
+
+
+def mark_ready(role: str) -> Callable[..., None]:
+    """A receiver that writes $VAR_DIR/ready/<role> (scripts/run.sh waits for these to print its banner)."""
+
+    def receiver(*args, **kwargs) -> None:
+        ready = settings.VAR_DIR / "ready"
+        ready.mkdir(parents=True, exist_ok=True)
+        (ready / role).write_text("ready\n")
+
+    return receiver

@@ -1,0 +1,80 @@
+"""The local demo's pages and endpoints (docs/guide.md#the-local-demo); routed in the local profile only."""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from standardwebhooks import WebhookVerificationError
+
+from core.enqueue import enqueue_now
+from demo.models import InboxMessage
+from demo.services import SIGNATURE_HEADERS, demo_agent_verify, inbox_receive
+
+_KEPT_HEADERS = ("content-type", "user-agent", *SIGNATURE_HEADERS)
+
+
+def _error(status: int, detail: str, code: str) -> JsonResponse:
+    return JsonResponse({"detail": detail, "code": code}, status=status)
+
+
+@csrf_exempt
+@require_POST
+def agent_tasks(request: HttpRequest) -> JsonResponse:
+    """The demo agent's endpoint: a signed `task.dispatched` is verified, acknowledged at once and done
+    by a Celery job (an agent answers quickly and submits the work through the API later)."""
+    headers = {name: request.headers.get(name, "") for name in SIGNATURE_HEADERS}
+    try:
+        message = demo_agent_verify(body=request.body, headers=headers)
+    except WebhookVerificationError:
+        return _error(401, "The signature does not verify with the demo agent's secret.", "invalid_signature")
+    if message.get("type") != "task.dispatched":
+        return JsonResponse({"accepted": False, "reason": "not a task.dispatched message"}, status=202)
+    task_id = str(((message.get("data") or {}).get("task") or {}).get("id") or "")
+    if not task_id:
+        return _error(400, "A task.dispatched message carries data.task.id.", "invalid_message")
+    if not enqueue_now("demo.tasks.agent_deliver", task_id):
+        return _error(503, "The demo agent could not queue the work; the platform will retry.", "agent_busy")
+    return JsonResponse({"accepted": True, "task_id": task_id}, status=202)
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def inbox_endpoint(request: HttpRequest, token: str) -> JsonResponse:
+    """POST: record a delivery (401 when its signature does not verify); GET: what this inbox received."""
+    if request.method == "GET":
+        messages = InboxMessage.objects.filter(token=token)[:50]
+        return JsonResponse({"items": [_message_json(m) for m in messages], "total": len(messages)})
+    headers = {name: request.headers[name] for name in _KEPT_HEADERS if name in request.headers}
+    message = inbox_receive(token=token, body=request.body, headers=headers)
+    if message.signature_verified is False:
+        return _error(401, "The signature does not verify with the subscription's secret.", "invalid_signature")
+    return JsonResponse({"received": True, "signature_verified": message.signature_verified})
+
+
+@require_GET
+def inbox_page(request: HttpRequest) -> HttpResponse:
+    messages = InboxMessage.objects.all()[:100]
+    rows = [{"message": m, "pretty": _pretty(m.body)} for m in messages]
+    return render(request, "demo/inbox.html", {"rows": rows, "origin": request.build_absolute_uri("/").rstrip("/")})
+
+
+def _message_json(message: InboxMessage) -> dict:
+    return {
+        "id": str(message.id),
+        "received_at": message.received_at.isoformat(),
+        "type": message.event_type,
+        "signature_verified": message.signature_verified,
+        "headers": message.headers,
+        "body": message.body,
+    }
+
+
+def _pretty(body: str) -> str:
+    try:
+        return json.dumps(json.loads(body), indent=2)
+    except ValueError:
+        return body
