@@ -19,6 +19,7 @@ import os
 
 from gunicorn import glogging
 
+from core import metrics
 from core.logging import JsonFormatter
 
 _cores = os.cpu_count() or 1
@@ -88,3 +89,11 @@ logger_class = JsonLogger
 
 def when_ready(server) -> None:
     server.log.info("listening on %s with %s workers x %s threads", ", ".join(bind), workers, threads)
+    # The workers' metrics, served by the master on a port of its own (docs/operations.md#metrics-and-traces).
+    if metrics.ENABLED and os.environ.get("METRICS_PORT"):
+        metrics.start_exporter(int(os.environ["METRICS_PORT"]), host=os.environ.get("METRICS_HOST") or "127.0.0.1")
+
+
+def child_exit(server, worker) -> None:
+    if metrics.ENABLED:
+        metrics.mark_process_dead(worker.pid)
