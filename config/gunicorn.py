@@ -7,6 +7,8 @@ Everything can be tuned from the environment:
 - TLS_CERT / TLS_KEY: terminate TLS here (as `make serve` does on one machine); without them gunicorn
   speaks plain HTTP and must sit behind a TLS-terminating proxy listed in TRUSTED_PROXIES
 - GUNICORN_ACCESS_LOG: `1` (default) logs one JSON line per request, `0` turns that off
+- METRICS_PORT (with PROMETHEUS_MULTIPROC_DIR, as scripts/serve.sh sets them): the master serves every worker's
+  Prometheus metrics on METRICS_HOST:METRICS_PORT (docs/operations.md#metrics-and-traces)
 
 Why gthread workers with 8 threads each: docs/operations.md#worker-model. Each thread keeps its own
 PostgreSQL connection (CONN_MAX_AGE): 2 x cores x 8 per host, which PostgreSQL's max_connections (or a
