@@ -55,11 +55,11 @@ def _setup_tracing() -> None:
 
 
 def _setup_sentry() -> None:
-    import sentry_sdk
+    from sentry_sdk import init as sentry_init
     from sentry_sdk.integrations.celery import CeleryIntegration
     from sentry_sdk.integrations.django import DjangoIntegration
 
-    sentry_sdk.init(
+    sentry_init(
         dsn=settings.SENTRY_DSN,
         environment=settings.SENTRY_ENVIRONMENT,
         integrations=[DjangoIntegration(), CeleryIntegration()],
