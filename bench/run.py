@@ -393,6 +393,7 @@ def main() -> int:
     )
     parser.add_argument("--peer", default=str(PEER), help="the FastAPI peer's directory (compare.sh)")
     parser.add_argument("--no-peer", action="store_true", help="skip the comparison with the FastAPI peer")
+    parser.add_argument("--no-metrics", action="store_true", help="skip the metrics cost (a second server)")
     args = parser.parse_args()
     peer_dir = Path(args.peer).resolve()
     args.peer_note = ""
@@ -509,6 +510,7 @@ def main() -> int:
                     f"p99 {result['p99']:.1f} ms, web CPU {result['cpu_ms']:.2f} ms/request, "
                     f"non-2xx {result['non_2xx']}"
                 )
+        metrics = [] if args.no_metrics else metrics_cost(base, server.pid, env, scenarios, args, workdir)
         growth_lines = growth_rows(
             base, {**PROXY_HEADER, "Authorization": f"Bearer {token}"}, args, workdir, server.pid
         )
@@ -526,7 +528,7 @@ def main() -> int:
     elif not args.peer_note:
         args.peer_note = "the open-task list (c) was not among the rows."
     extra, met = targets({s.key: s for s in scenarios}, peer)
-    extra = [*growth_lines, *extra]
+    extra = [*growth_lines, *extra, *metrics]
     text = render(scenarios, args, info, extra, peer)
     print()
     print(text)
@@ -619,6 +621,64 @@ def growth_rows(base: str, headers: dict[str, str], args, workdir: Path, pgid: i
                 f"{r.get('cpu_ms', 0):.2f} ms | {sum(x['non_2xx'] for x in s.rounds)} |"
             )
     return [*lines, ""]
+
+
+# --- What metrics cost per request (docs/operations.md#metrics-and-traces) --------------------------------------
+
+
+def metrics_cost(base: str, pgid: int, env: dict, scenarios: list[Scenario], args, workdir: Path) -> list[str]:
+    """The floor (a) and /health (b) on this server (metrics off) and on a second one started as `make serve` starts
+    it with METRICS_PORT (core.metrics on, multiprocess), in interleaved rounds; and one scrape of its exporter."""
+    import httpx
+
+    port, metrics_port = free_port(), free_port()
+    multiproc = workdir / "metrics"
+    multiproc.mkdir()
+    env_on = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "PROMETHEUS_MULTIPROC_DIR": str(multiproc)}
+    env_on["METRICS_PORT"] = str(metrics_port)
+    log(f"metrics cost: a second gunicorn with metrics on, on 127.0.0.1:{port}")
+    server = subprocess.Popen(server_command("gunicorn", ""), cwd=ROOT, env=env_on, start_new_session=True)  # noqa: S603
+    rows = [s for s in scenarios if s.key in ("a", "b")]
+    runs: dict[tuple[str, bool], list[dict]] = {}
+    try:
+        on = f"http://127.0.0.1:{port}"
+        wait_for(on + "/health")
+        for s in rows:
+            wrk(on, s, PROXY_HEADER, 2, workdir)  # warm-up
+        for _ in range(args.rounds):
+            for s in rows:
+                for enabled, url, group in ((False, base, pgid), (True, on, server.pid)):
+                    runs.setdefault((s.key, enabled), []).append(
+                        wrk(url, s, PROXY_HEADER, args.duration, workdir, pgid=group)
+                    )
+        started = time.perf_counter()
+        scrape = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10)
+        scrape_ms = (time.perf_counter() - started) * 1000
+        samples = sum(1 for line in scrape.text.splitlines() if line and not line.startswith("#"))
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    lines = [
+        "",
+        "### Metrics cost per request",
+        "",
+        "The same server with metrics on (`METRICS_PORT`, core.metrics in prometheus-client's multiprocess mode, as "
+        "`make serve` runs it) against metrics off, in interleaved rounds (best round's requests/s, median CPU):",
+        "",
+        "| | endpoint | metrics off | metrics on | requests/s | web CPU per request |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for s in rows:
+        off, on_ = runs[(s.key, False)], runs[(s.key, True)]
+        rps_off, rps_on = max(r["rps"] for r in off), max(r["rps"] for r in on_)
+        cpu_off = statistics.median(r["cpu_ms"] for r in off)
+        cpu_on = statistics.median(r["cpu_ms"] for r in on_)
+        lines.append(
+            f"| {s.key} | {s.label} | {rps_off:,.0f}/s, {cpu_off:.2f} ms | {rps_on:,.0f}/s, {cpu_on:.2f} ms | "
+            f"{(rps_on / rps_off - 1) * 100:+.1f} % | {(cpu_on - cpu_off) * 1000:+.0f} µs |"
+        )
+    lines += ["", f"One scrape of the web exporter after the load: {scrape_ms:.1f} ms, {samples} samples."]
+    return lines
 
 
 def targets(by_key: dict[str, Scenario], peer: dict | None = None) -> tuple[list[str], bool]:

@@ -8,8 +8,14 @@ class CoreConfig(AppConfig):
     def ready(self) -> None:
         from django.urls import register_converter
 
-        from core import signals  # noqa: F401  (connects the receivers)
+        from core import metrics, observability, signals  # noqa: F401  (signals: connects the receivers)
         from core.api.converters import LenientUUIDConverter
 
         # `<uid:name>`: a UUID path parameter that is a 422, not a 404, when malformed.
         register_converter(LenientUUIDConverter, "uid")
+
+        # Prometheus timings when metrics are on; traces and error reports when configured
+        # (docs/operations.md#metrics-and-traces). Before the WSGI handler loads its middleware.
+        if metrics.ENABLED:
+            metrics.install()
+        observability.setup()

@@ -55,6 +55,16 @@ else
     export TLS_CERT="$VAR_DIR/dev-cert.pem" TLS_KEY="$VAR_DIR/dev-key.pem"
   fi
 fi
+# Metrics (docs/operations.md#metrics-and-traces): with METRICS_PORT set, the web role's exporter listens on
+# METRICS_HOST:METRICS_PORT and the worker's on METRICS_WORKER_PORT (default METRICS_PORT + 1); each role's
+# processes share a multiprocess directory of their own, emptied at each start.
+web_env="" worker_env=""
+if [ -n "${METRICS_PORT:-}" ]; then
+  export METRICS_HOST=${METRICS_HOST:-$HOST} METRICS_WORKER_PORT=${METRICS_WORKER_PORT:-$((METRICS_PORT + 1))}
+  rm -rf "$VAR_DIR/metrics" && mkdir -p "$VAR_DIR/metrics/web" "$VAR_DIR/metrics/worker"
+  web_env="env PROMETHEUS_MULTIPROC_DIR=$(printf %q "$VAR_DIR/metrics/web") "
+  worker_env="env PROMETHEUS_MULTIPROC_DIR=$(printf %q "$VAR_DIR/metrics/worker") "
+fi
 web_workers=${WEB_CONCURRENCY:-$((2 * $(nproc)))}
 web_threads=${GUNICORN_THREADS:-8}
 connections=0 children=()
@@ -63,14 +73,16 @@ echo "Roles:   $SERVE_ROLES"
 if has_role web; then
   echo "API:     $scheme://$GUNICORN_BIND/api/v1/   Docs: /docs   Admin: /admin/"
   echo "Web:     gunicorn, $web_workers workers x $web_threads threads"
+  [ -z "$web_env" ] || echo "Metrics: http://$METRICS_HOST:$METRICS_PORT/metrics (not public)"
   connections=$((connections + web_workers * web_threads))
-  children+=(web:required "$PY -m gunicorn -c config/gunicorn.py config.wsgi:application")
+  children+=(web:required "$web_env$PY -m gunicorn -c config/gunicorn.py config.wsgi:application")
 fi
 if has_role worker; then
   echo "Celery:  worker, concurrency $CELERY_CONCURRENCY"
+  [ -z "$worker_env" ] || echo "Metrics: http://$METRICS_HOST:$METRICS_WORKER_PORT/metrics (worker, not public)"
   connections=$((connections + CELERY_CONCURRENCY))
   # --quiet: no banner, so that every line is one JSON log record (LOG_FORMAT is json in production).
-  children+=(worker:restart "$PY -m celery -A config --quiet worker --loglevel=INFO --concurrency=$CELERY_CONCURRENCY --without-gossip --without-mingle")
+  children+=(worker:restart "$worker_env$PY -m celery -A config --quiet worker --loglevel=INFO --concurrency=$CELERY_CONCURRENCY --without-gossip --without-mingle")
 fi
 if has_role beat; then
   # Exactly one beat for the whole deployment: it only sends the periodic messages; workers run them.

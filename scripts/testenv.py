@@ -70,6 +70,15 @@ def haproxy_binary() -> str:
     return found
 
 
+def prometheus_binary() -> str:
+    """Prometheus for the metrics test (tests/ops/test_metrics.py), from Debian's package when missing."""
+    found = shutil.which("prometheus")
+    if not found:
+        apt_install("prometheus")
+        found = shutil.which("prometheus") or "/usr/bin/prometheus"
+    return found
+
+
 def wait_for_port(port: int, what: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -49,6 +49,8 @@ class _ServerShapeScheduling(LoadGroupScheduling):
     def _split_scope(self, nodeid: str) -> str:
         if nodeid.startswith("tests/e2e/") and nodeid.endswith(("[run]", "[serve]")):
             return "e2e-" + nodeid.rsplit("[", 1)[1].rstrip("]")
+        if nodeid.startswith(("tests/ops/test_metrics.py", "tests/ops/test_tracing.py")):
+            return "ops-observed-node"  # one `make serve` node (tests/ops/observed_node.py) watched by both
         return super()._split_scope(nodeid)
 
 

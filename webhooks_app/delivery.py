@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
+from core.metrics import WEBHOOK_DELIVERIES, business_count
 from signed_delivery.engine import (
     Channel,
     Message,
@@ -85,6 +86,8 @@ class WebhookChannel(Channel):
         else:
             changes = {"status": DeliveryStatus.PENDING, "last_error": error, "next_attempt_at": retry_at}
         delivery_settle(delivery, claim=claim, last_status_code=result.status_code, **changes)
+        outcome = "retrying" if changes["status"] == DeliveryStatus.PENDING else changes["status"]
+        business_count(WEBHOOK_DELIVERIES, outcome=outcome)
 
     def given_back_changes(self, now: datetime) -> dict:
         return {"status": DeliveryStatus.PENDING}

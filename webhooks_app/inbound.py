@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.metrics import PAYMENTS_SETTLED, business_count
 from payments import registry, signing
 from webhooks_app.models import (
     InboundDelivery,
@@ -207,6 +208,7 @@ def inbound_event_process(*, event_pk: UUID) -> tuple[str, str]:
             return InboundOutcome.REJECTED, reason
 
         _mark(event, InboundEventStatus.PROCESSED, processed_at=timezone.now())
+        business_count(PAYMENTS_SETTLED, type=event.type)
         if state is not None:
             state.last_event_created = event.created
             state.last_event_id = event.event_id

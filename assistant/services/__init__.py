@@ -21,6 +21,7 @@ from assistant.models import Assistant, AssistantMessage, CreditTopUp, CreditTra
 from assistant.providers.images import get_image_provider
 from assistant.providers.llm import ChatMessage, get_llm_provider
 from core.errors import InsufficientCredits, NotFound
+from core.metrics import CREDITS_SPENT, business_count
 from payments.money import event_money_mismatch
 from payments.providers import get_payment_provider
 from payments.sessions import link_checkout_session
@@ -305,6 +306,7 @@ def _image_reserve(*, user: User, image_model, prompt: str, conversation_id: uui
         reason=f"Image with {image_model.identifier}",
         reference=str(generation.id),
     )
+    business_count(CREDITS_SPENT, image_model.credit_cost)
     return generation
 
 

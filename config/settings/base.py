@@ -10,6 +10,7 @@ from config.settings.api import *  # noqa: F403
 from config.settings.celery import *  # noqa: F403
 from config.settings.domain import *  # noqa: F403
 from config.settings.env import BASE_DIR, REDIS_SOCKET_TIMEOUTS, REDIS_URL, VAR_DIR, env, env_choice, env_networks
+from config.settings.observability import *  # noqa: F403
 from config.settings.providers import *  # noqa: F403
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -44,6 +45,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    *METRICS_MIDDLEWARE,  # noqa: F405  (first: it times everything below; empty when metrics are off)
     # Order matters: every request gets an id (for logs and X-Request-ID), a view that cannot get the
     # database answers 503 (core.dberrors) rather than 500, the client's address and
     # scheme are settled, plain HTTP is refused before anything else runs, then the rate limit is

@@ -22,6 +22,7 @@ from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
+from core.metrics import AGENT_DISPATCHES, business_count
 from signed_delivery.engine import (
     SWEEP_BATCH,
     Channel,
@@ -138,6 +139,7 @@ class DispatchChannel(Channel):
                 updated_at=timezone.now(),
                 **changes,
             )
+            business_count(AGENT_DISPATCHES, outcome=event_type.removeprefix("delivery.") if event_type else "retrying")
             if moved and event_type:
                 delivery.refresh_from_db()
                 task = delivery.task

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,3 +98,12 @@ def gunicorn(
         yield base, process, output
     finally:
         stop(process)
+
+
+@pytest.fixture(scope="session")
+def observed_node():
+    """A `make serve` node with metrics and traces on (tests/ops/observed_node.py), for the observability tests."""
+    from tests.ops.observed_node import start_observed_node
+
+    with start_observed_node() as node:
+        yield node
