@@ -27,6 +27,7 @@ PAGES = {
     "decisions": ("decisions.md", "Decisions"),
     "operations": ("operations.md", "Operations"),
     "architecture": ("architecture.md", "Architecture"),
+    "payouts": ("payouts.md", "Paying sellers"),
 }
 _FILE_TO_PAGE = {filename: page for page, (filename, _title) in PAGES.items()}  # guide.md → "guide"
 # How the guide's commands name the server (docs/guide.md, "Getting started"); served, the real origin.
