@@ -226,6 +226,8 @@ IDEMPOTENT_OPERATIONS = {
     "POST /api/v1/brands/{brand_id}/competitors",
     "POST /api/v1/brands/{brand_id}/competitors/{competitor_id}/restore",
     "POST /api/v1/brands/{brand_id}/publications",
+    "POST /api/v1/disputes/{task_id}/resolve",
+    "POST /api/v1/payouts/account",
     "POST /api/v1/publications/{publication_id}/cancel",
     "POST /api/v1/publications/{publication_id}/confirm",
     "POST /api/v1/tasks",
