@@ -547,10 +547,13 @@ class StripePaymentProvider:
         self, *, email: str, country: str, metadata: dict[str, str], idempotency_key: str
     ) -> PayoutAccount:
         """A Connect Express account whose payouts we trigger (manual schedule; see the module docstring)."""
-        form: Form = [
-            ("type", "express"),
-            ("country", (country or "").strip().upper()),
-            ("email", email),
+        form: Form = [("type", "express")]
+        # Both are optional at Stripe (the country defaults to the platform's); an empty value is refused.
+        if country := (country or "").strip().upper():
+            form.append(("country", country))
+        if email:
+            form.append(("email", email))
+        form += [
             ("capabilities[transfers][requested]", "true"),
             ("settings[payouts][schedule][interval]", "manual"),
             *_metadata_form({str(k): str(v) for k, v in (metadata or {}).items()}),

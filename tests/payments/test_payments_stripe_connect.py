@@ -92,6 +92,18 @@ def test_a_payout_account_is_an_express_account_with_manual_payouts_under_the_ca
     assert account.metadata == {"user_id": "u1"}
 
 
+def test_an_account_with_no_country_leaves_it_to_stripe(adapter, stripe):
+    account = adapter.create_payout_account(email="a@example.com", country="", metadata={}, idempotency_key="k")
+
+    assert [name for name, _ in stripe.posts("/v1/accounts")[0].form] == [
+        "type",
+        "email",
+        "capabilities[transfers][requested]",
+        "settings[payouts][schedule][interval]",
+    ]
+    assert stripe.accounts[account.id]["country"] == "US"  # the platform's
+
+
 def test_a_retried_account_create_makes_one_account_and_other_parameters_are_refused(adapter, stripe):
     first, again = _account(adapter), _account(adapter)
 

@@ -361,13 +361,13 @@ def _refund(state: StripeState, form: dict[str, str]) -> tuple[int, dict]:
 
 
 def _account(state: StripeState, form: dict[str, str]) -> tuple[int, dict]:
-    if form.get("type") != "express" or not form.get("country"):
-        return _refused("An Express account needs `type=express` and a `country`.")
+    if form.get("type") != "express" or form.get("country") == "" or form.get("email") == "":
+        return _refused("An Express account needs `type=express`; an empty `country` or `email` is refused.")
     account = {
         "id": f"acct_{secrets.token_hex(8)}",
         "object": "account",
         "type": "express",
-        "country": form["country"],
+        "country": form.get("country", "US"),  # the platform's country
         "email": form.get("email"),
         "charges_enabled": False,
         "payouts_enabled": False,
