@@ -11,7 +11,7 @@ from core.api.health_views import HealthView
 from core.csp import page_policy
 from core.guide import guide_page
 from core.views import api_not_found
-from payments.views import checkout
+from payments.views import checkout, payout_onboarding
 
 api_v1 = [
     path("", include("accounts.api.urls")),
@@ -21,6 +21,7 @@ api_v1 = [
     path("", include("assistant.api.urls")),
     path("", include("webhooks_app.api.urls")),
     path("", include("scrapers.api.urls")),
+    path("", include("payments.api.urls")),
 ]
 
 urlpatterns = [
@@ -37,6 +38,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # The local payment provider's hosted checkout (public: the unguessable id is the capability).
     re_path(r"^checkout/(?P<session_id>[A-Za-z0-9_-]{16,64})$", page_policy("checkout")(checkout), name="checkout"),
+    # The local payment provider's hosted payout onboarding (docs/payouts.md), like its checkout.
+    re_path(
+        r"^payouts/onboarding/(?P<link_id>[A-Za-z0-9_-]{16,64})$",
+        page_policy("checkout")(payout_onboarding),
+        name="payout-onboarding",
+    ),
     # Generated media (e.g. images). In production the proxy or object storage serves MEDIA_URL.
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML

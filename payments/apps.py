@@ -10,7 +10,10 @@ class PaymentsConfig(AppConfig):
     verbose_name = "Payments"
 
     def ready(self) -> None:
-        from payments import checks
+        from payments import (
+            checks,
+            payment_events,  # noqa: F401 - registers the sellers' money event handlers
+        )
 
         # Registers the deploy check; a deployment that runs the local provider on purpose says so in
         # its log on every start.

@@ -6,6 +6,9 @@ the move changed where the code lives, not where the rows are.
 
 from __future__ import annotations
 
+import uuid
+
+from django.conf import settings
 from django.db import models
 
 
@@ -29,6 +32,7 @@ class LocalPayment(models.Model):
     client_secret = models.CharField(max_length=100)
     description = models.CharField(max_length=500, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    amount_refunded_minor = models.BigIntegerField(default=0, help_text="Refunded so far (partial refunds).")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -105,3 +109,182 @@ class LocalCheckoutSession(models.Model):
 
     def __str__(self) -> str:
         return f"checkout {self.payment_id or self.subscription_id} {self.status}"
+
+
+class LocalConnectObject(models.Model):
+    """The local provider's paying-sellers objects (docs/payouts.md): payout accounts, onboarding links,
+    transfers, reversals, partial refunds and payouts, one table since each is a few fields and an
+    idempotency key. `data` holds what a kind needs beyond the common columns (e.g. the bank account)."""
+
+    class Kind(models.TextChoices):
+        ACCOUNT = "account", "Payout account"
+        ACCOUNT_LINK = "account_link", "Onboarding link"
+        TRANSFER = "transfer", "Transfer"
+        REVERSAL = "reversal", "Transfer reversal"
+        REFUND = "refund", "Partial refund"
+        PAYOUT = "payout", "Payout"
+
+    id = models.CharField(primary_key=True, max_length=64, editable=False)  # acct_, tr_, trr_, re_, po_ ...
+    idempotency_key = models.CharField(max_length=255, unique=True, null=True, blank=True, editable=False)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    account_id = models.CharField(max_length=64, blank=True)  # the account, or the transfer a reversal undoes
+    target_id = models.CharField(max_length=64, blank=True)  # a transfer's payment, a reversal's transfer
+    amount_minor = models.BigIntegerField(default=0)
+    currency = models.CharField(max_length=3, blank=True)
+    status = models.CharField(max_length=20, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["kind", "target_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id} {self.status}"
+
+
+# --- Paying sellers (docs/payouts.md). These rows belong to no domain app: `source` names what the
+# money came from (`task:<uuid>`) as a string, so payments never imports the app that made it.
+
+
+class PayoutAccount(models.Model):
+    """A seller's account at the payment provider, which their net earnings are paid into."""
+
+    class Status(models.TextChoices):
+        ONBOARDING = "onboarding", "Onboarding"
+        ACTIVE = "active", "Active"
+        RESTRICTED = "restricted", "Restricted"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payout_account")
+    provider = models.CharField(max_length=20)
+    provider_account_id = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ONBOARDING)
+    payouts_enabled = models.BooleanField(default=False)
+    display_name = models.CharField(max_length=200, blank=True)
+    requirements = models.JSONField(default=list, blank=True, help_text="What the provider still needs.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.provider_account_id} {self.status}"
+
+
+class EarningStatus(models.TextChoices):
+    PENDING = "pending", "Pending"  # released; the payment has not settled yet
+    AVAILABLE = "available", "Available"  # settled: the next payout includes it
+    PAID_OUT = "paid_out", "Paid out"
+    FROZEN = "frozen", "Frozen"  # a card chargeback is open
+    REVERSED = "reversed", "Reversed"  # the chargeback was lost
+
+
+class ChargebackState(models.TextChoices):
+    NONE = "", "None"
+    FROZEN = "frozen", "Frozen (open, not paid out yet)"
+    DEBITED = "debited", "Debited (open, was paid out)"
+    WON = "won", "Won"
+    LOST = "lost", "Lost"
+
+
+class Earning(models.Model):
+    """A seller's net share of one released payment (one per source: a task is released once)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="earnings")
+    source = models.CharField(max_length=80, unique=True, help_text="What was paid for, e.g. task:<uuid>.")
+    payment_ref = models.CharField(max_length=255, db_index=True, help_text="The provider's payment id.")
+    provider = models.CharField(max_length=20)
+    currency = models.CharField(max_length=3)
+    gross = models.DecimalField(max_digits=14, decimal_places=3, help_text="The released amount (before the fee).")
+    fee = models.DecimalField(max_digits=14, decimal_places=3)
+    amount = models.DecimalField(max_digits=14, decimal_places=3, help_text="The seller's net: gross - fee.")
+    status = models.CharField(max_length=20, choices=EarningStatus.choices, default=EarningStatus.PENDING)
+    available_after = models.DateTimeField(help_text="When the payment counts as settled.")
+    available_at = models.DateTimeField(null=True, blank=True)
+    paid_out_at = models.DateTimeField(null=True, blank=True)
+    payout = models.ForeignKey("payments.Payout", null=True, blank=True, on_delete=models.PROTECT)
+    transfer_id = models.CharField(max_length=64, blank=True)
+    reversed_amount = models.DecimalField(max_digits=14, decimal_places=3, default=0)
+    chargeback_id = models.CharField(max_length=64, blank=True)
+    chargeback_state = models.CharField(max_length=20, choices=ChargebackState.choices, blank=True, default="")
+    frozen_from = models.CharField(max_length=20, blank=True, help_text="The status a chargeback froze.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"]),
+            models.Index(fields=["status", "available_after"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.amount} {self.currency} {self.status}"
+
+
+class Payout(models.Model):
+    """Available money paid from the platform to a seller's payout account."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        PAID = "paid", "Paid"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payouts")
+    account = models.ForeignKey(PayoutAccount, on_delete=models.PROTECT, related_name="payouts")
+    amount = models.DecimalField(max_digits=14, decimal_places=3)
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    provider_payout_id = models.CharField(max_length=64, blank=True, db_index=True)
+    idempotency_key = models.CharField(max_length=255, unique=True)
+    failure_reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"payout {self.amount} {self.currency} {self.status}"
+
+
+class LedgerEntry(models.Model):
+    """One money movement (docs/payouts.md#the-ledger): its lines sum to zero per currency."""
+
+    id = models.BigAutoField(primary_key=True)
+    kind = models.CharField(max_length=40)  # captured, released, refunded, available, payout, chargeback ...
+    source = models.CharField(max_length=80, db_index=True, help_text="task:<uuid>, payout:<uuid>, ...")
+    # One entry per (kind, key): posting the same movement twice is a no-op, never a second entry.
+    key = models.CharField(max_length=255, unique=True)
+    memo = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "ledger entries"
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind} {self.source}"
+
+
+class LedgerLine(models.Model):
+    """A debit (positive) or credit (negative) of one account in one currency."""
+
+    id = models.BigAutoField(primary_key=True)
+    entry = models.ForeignKey(LedgerEntry, on_delete=models.PROTECT, related_name="lines")
+    account = models.CharField(max_length=120, db_index=True)  # platform:cash, seller:<user id>:available ...
+    owner_id = models.CharField(max_length=64, blank=True, db_index=True, help_text="The seller, on seller lines.")
+    source = models.CharField(max_length=80, db_index=True)  # the entry's, copied for per-task views
+    currency = models.CharField(max_length=3)
+    amount = models.DecimalField(max_digits=14, decimal_places=3, help_text="Debit > 0, credit < 0.")
+
+    class Meta:
+        ordering = ["entry_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.amount} {self.currency}"

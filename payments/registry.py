@@ -37,6 +37,7 @@ class ProviderEvent:
     type: str  # e.g. "payment_intent.succeeded"
     created: datetime  # aware, UTC: when the provider created the event
     object: dict[str, Any] = field(default_factory=dict)  # data.object
+    account: str = ""  # the connected account an event happened on (Stripe Connect: "acct_..."), else ""
 
 
 Handler = Callable[[ProviderEvent], None]

@@ -3,7 +3,12 @@ changes go through the same services as the API."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 
 from core.errors import DomainError
 from tasks_market.models import (
@@ -13,13 +18,18 @@ from tasks_market.models import (
     Delivery,
     DeliveryAttempt,
     DeliverySubmission,
+    DisputeOutcome,
+    DisputeResolution,
     Payment,
     Task,
+    TaskStatus,
 )
 from tasks_market.services import agents as agent_services
 from tasks_market.services import deliveries as delivery_services
+from tasks_market.services import disputes as dispute_services
 from tasks_market.services import payments as payment_services
 from tasks_market.services import tasks as task_services
+from tasks_market.services.errors import InvalidField
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -209,10 +219,111 @@ class DeliveryAdmin(ReadOnlyAdmin):
     search_fields = ("task__title", "agent__name", "task__poster__email")
     list_select_related = ("task", "agent")
     inlines = [DeliverySubmissionInline, DeliveryAttemptInline]
-    actions = ["retry"]
+    actions = ["retry", "resolve"]
+
+    @admin.action(description="Resolve the dispute (one disputed delivery): refund, release or split")
+    def resolve(self, request, queryset):
+        disputed = list(queryset.filter(task__status=TaskStatus.DISPUTED).values_list("task_id", flat=True)[:2])
+        if len(disputed) != 1:
+            self.message_user(request, "Select exactly one delivery of a disputed task.", level=messages.WARNING)
+            return None
+        return HttpResponseRedirect(reverse("admin:tasks_market_disputeresolution_resolve", args=[disputed[0]]))
 
     @admin.action(description="Retry the dispatch of the selected deliveries (pending, failed or stuck)")
     def retry(self, request, queryset):
         _run_each(
             self, request, queryset, lambda d: delivery_services.delivery_retry(task_id=d.task_id), "Queued retries of"
+        )
+
+
+class DisputeResolveForm(forms.Form):
+    """Staff's resolve form: the outcome, the amount refunded for a split, a note."""
+
+    outcome = forms.ChoiceField(choices=DisputeOutcome.choices, widget=forms.RadioSelect)
+    refund_amount = forms.DecimalField(max_digits=12, decimal_places=2, min_value=0, required=False)
+    note = forms.CharField(widget=forms.Textarea, max_length=5000)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("outcome") == DisputeOutcome.SPLIT and not data.get("refund_amount"):
+            self.add_error("refund_amount", "A split needs the amount refunded to the poster.")
+        return data
+
+
+@admin.register(DisputeResolution)
+class DisputeResolutionAdmin(ReadOnlyAdmin):
+    """Disputes resolved with money (docs/payouts.md#disputes). Staff resolve one from the Delivery list
+    ("Resolve the dispute"), which opens the resolve form; the service applies it once, with no admin
+    transaction around its provider calls. "Finish applying" continues one a provider failure interrupted."""
+
+    list_display = (
+        "task",
+        "outcome",
+        "refund_amount",
+        "release_amount",
+        "currency",
+        "status",
+        "resolved_by",
+        "created_at",
+    )
+    list_filter = ("outcome", "status", "currency")
+    search_fields = ("task__title", "task__poster__email", "note", "reason")
+    list_select_related = ("task", "resolved_by")
+    actions = ["finish"]
+
+    def get_urls(self):
+        own = [
+            path(
+                "resolve/<uuid:task_id>/",
+                self.admin_site.admin_view(self.resolve_view),
+                name="tasks_market_disputeresolution_resolve",
+            )
+        ]
+        return own + super().get_urls()
+
+    def resolve_view(self, request, task_id):
+        """Not wrapped in a transaction (unlike the admin's change form): the service holds no lock
+        across the provider's refund."""
+        if not request.user.has_perm("tasks_market.add_disputeresolution"):
+            raise PermissionDenied
+        task = Task.objects.filter(pk=task_id).select_related("delivery").first()
+        if task is None:
+            raise Http404
+        form = DisputeResolveForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                resolved = dispute_services.dispute_resolve(
+                    task_id=task.pk,
+                    outcome=data["outcome"],
+                    refund_amount=data.get("refund_amount"),
+                    note=data["note"],
+                    staff_user=request.user,
+                )
+            except (DomainError, InvalidField) as exc:
+                form.add_error(None, getattr(exc, "message", str(exc)))
+            else:
+                self.message_user(request, f"Resolved: {resolved.resolution.get_outcome_display()}.")
+                return HttpResponseRedirect(reverse("admin:tasks_market_disputeresolution_changelist"))
+        payment = Payment.objects.filter(task=task, bid_id=task.selected_bid_id).first()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Resolve the dispute of {task.title}",
+            "task": task,
+            "payment": payment,
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/tasks_market/resolve_dispute.html", context)
+
+    @admin.action(description="Finish applying the selected resolutions")
+    def finish(self, request, queryset):
+        _run_each(
+            self,
+            request,
+            queryset,
+            lambda r: dispute_services.dispute_resolve(
+                task_id=r.task_id, outcome=r.outcome, refund_amount=r.refund_amount or None, note=r.note
+            ),
+            "Applied",
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from payments.registry import EventRejected, ProviderEvent, payment_event_handler
 from tasks_market.services.payments import (
     PaymentMismatch,
+    payment_apply_canceled,
     payment_apply_failed,
     payment_apply_succeeded,
     payment_link_intent,
@@ -45,6 +46,8 @@ def on_payment_succeeded(event: ProviderEvent) -> None:
             event_id=event.id,
             amounts=amounts or {"amount": None},
             currency=event.object.get("currency"),
+            # Only `payment_intent.succeeded` is captured money; `amount_capturable_updated` is held.
+            captured=event.type == "payment_intent.succeeded",
         )
     except PaymentMismatch as exc:  # recorded on the payment; the webhook marks the event rejected
         raise EventRejected(str(exc)) from exc
@@ -54,6 +57,13 @@ def on_payment_succeeded(event: ProviderEvent) -> None:
 def on_payment_failed(event: ProviderEvent) -> None:
     if payment_id := _payment_id(event):
         payment_apply_failed(provider_payment_id=payment_id)
+
+
+@payment_event_handler("payment_intent.canceled")
+def on_payment_canceled(event: ProviderEvent) -> None:
+    """The provider cancelled an intent: a held payment whose authorisation expired (docs/payouts.md)."""
+    if payment_id := _payment_id(event):
+        payment_apply_canceled(provider_payment_id=payment_id)
 
 
 @payment_event_handler("checkout.session.expired")

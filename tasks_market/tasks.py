@@ -10,8 +10,9 @@ from celery import shared_task
 
 from tasks_market.services.benchmarks import benchmark_run
 from tasks_market.services.bids import bid_judge, judgements_catch_up
+from tasks_market.services.deliveries import deliveries_release_due
 from tasks_market.services.dispatch import deliveries_sweep, delivery_dispatch_attempt
-from tasks_market.services.payments import payment_refund_due, refunds_catch_up
+from tasks_market.services.payments import held_payments_capture, payment_refund_due, refunds_catch_up
 
 logger = logging.getLogger(__name__)
 
@@ -64,3 +65,15 @@ def sweep_deliveries() -> dict[str, int]:
 def refund_due_payment(payment_id: str) -> None:
     """The refund of a payment that succeeded when nothing waited for it (payments.payment_refund_due)."""
     payment_refund_due(payment_id=payment_id)
+
+
+@shared_task(name="tasks_market.tasks.release_reviewed_deliveries", ignore_result=True)
+def release_reviewed_deliveries() -> int:
+    """Beat: release deliveries whose review window (REVIEW_WINDOW_HOURS) passed in silence."""
+    return deliveries_release_due()
+
+
+@shared_task(name="tasks_market.tasks.capture_held_payments", ignore_result=True)
+def capture_held_payments() -> int:
+    """Beat: capture payments still held for approval before their authorisation expires."""
+    return held_payments_capture()

@@ -25,4 +25,9 @@ EVENT_TYPES: tuple[str, ...] = (
     "team.past_due",
     "team.cancelled",
     "publication.status_changed",
+    # Paying sellers (docs/payouts.md#events).
+    "earning.available",
+    "payout.paid",
+    "payout.failed",
+    "dispute.resolved",
 )

@@ -182,8 +182,13 @@ def inbound_event_process(*, event_pk: UUID) -> tuple[str, str]:
             _mark(event, InboundEventStatus.SKIPPED, error=f"Older than {state.last_event_id}, already applied.")
             return InboundOutcome.SKIPPED, ""
 
+        account = event.payload.get("account")
         provider_event = registry.ProviderEvent(
-            id=event.event_id, type=event.type, created=event.created, object=event.payload["data"]["object"]
+            id=event.event_id,
+            type=event.type,
+            created=event.created,
+            object=event.payload["data"]["object"],
+            account=account if isinstance(account, str) else "",
         )
         rejected: registry.EventRejected | None = None
         try:

@@ -112,6 +112,13 @@ def event_publish(*, owner, event_type: str, data: dict[str, Any]) -> None:
     webhook_event_record(owner_id=owner.pk, event_type=event_type, body=body)
 
 
+def event_publish_for_owner(event_type: str, data: dict[str, Any], owner_id) -> None:
+    """`event_publish` by the owner's id: the sink payments.announce calls (see docs/payouts.md#events)."""
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"{event_type!r} is not an outbound event type; add it to webhooks_app.events.EVENT_TYPES")
+    webhook_event_record(owner_id=owner_id, event_type=event_type, body=message_body(event_type, data).decode())
+
+
 @transaction.atomic
 def webhook_event_record(*, owner_id, event_type: str, body: str) -> WebhookEvent | None:
     """One WebhookEvent and one delivery per matching active subscription, each queued after commit."""

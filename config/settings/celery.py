@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from config.settings.domain import DELIVERIES_SWEEP_SECONDS
+from config.settings.domain import DELIVERIES_SWEEP_SECONDS, PAYOUT_SCHEDULE
 from config.settings.env import REDIS_SOCKET_TIMEOUTS, REDIS_URL, VAR_DIR, env
 
 # The embedded default (`make run`, no REDIS_URL): kombu's SQLAlchemy transport on a SQLite file under
@@ -109,4 +109,22 @@ CELERY_BEAT_SCHEDULE = {
         "task": "core.tasks.prune_idempotency_keys",
         "schedule": timedelta(hours=1),
     },
+    # Paying sellers (docs/payouts.md#jobs); every job claims under a row lock or is keyed, so a
+    # duplicate run is a no-op. Review windows are hours long: every 10 minutes is precise enough.
+    "tasks_market.release_reviewed_deliveries": {
+        "task": "tasks_market.tasks.release_reviewed_deliveries",
+        "schedule": timedelta(minutes=10),
+    },
+    # Payments held for approval (from before capture-on-payment) are captured before they expire.
+    "tasks_market.capture_held_payments": {
+        "task": "tasks_market.tasks.capture_held_payments",
+        "schedule": timedelta(hours=1),
+    },
+    "payments.settle_earnings": {"task": "payments.tasks.settle_earnings", "schedule": timedelta(minutes=5)},
+    "payments.run_payouts": {
+        "task": "payments.tasks.run_payouts",
+        "schedule": timedelta(hours=1 if PAYOUT_SCHEDULE == "hourly" else 24),
+    },
+    # The ledger's invariants, daily: a break is logged at ERROR (manage.py ledger_check shows the rows).
+    "payments.check_ledger": {"task": "payments.tasks.check_ledger", "schedule": timedelta(hours=24)},
 }

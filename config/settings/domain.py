@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ImproperlyConfigured
 
 from assistant.domain.credit_packs import credit_packs_parse
-from config.settings.env import env
+from config.settings.env import env, env_choice
 
 # Competitor names across all of one brand's kits (each kit holds at most 1,000): the roster merges
 # every one of them on each change (docs/decisions.md, "Competitors").
@@ -60,3 +61,31 @@ INBOUND_REFUSED_RETENTION_DAYS = env.int("INBOUND_REFUSED_RETENTION_DAYS", defau
 INBOUND_DELIVERY_RETENTION_DAYS = env.int("INBOUND_DELIVERY_RETENTION_DAYS", default=30)
 WEBHOOK_ATTEMPT_RETENTION_DAYS = env.int("WEBHOOK_ATTEMPT_RETENTION_DAYS", default=30)
 DISPATCH_ATTEMPT_RETENTION_DAYS = env.int("DISPATCH_ATTEMPT_RETENTION_DAYS", default=30)
+
+# --- Paying sellers (docs/payouts.md) ---
+
+
+# The platform's share of every released task payment, in percent, and an optional floor in the
+# payment's currency (0: none). Computed once per release: payments.fees.fee_split.
+def _env_decimal(name: str, default: str, *, lowest: Decimal, highest: Decimal) -> Decimal:
+    try:
+        value = Decimal(env.str(name, default=default))
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name} must be a decimal number") from None
+    if not lowest <= value <= highest:
+        raise ImproperlyConfigured(f"{name} must be between {lowest} and {highest}")
+    return value
+
+
+PLATFORM_FEE_PERCENT = _env_decimal("PLATFORM_FEE_PERCENT", "10", lowest=Decimal(0), highest=Decimal(100))
+PLATFORM_FEE_MINIMUM = _env_decimal("PLATFORM_FEE_MINIMUM", "0", lowest=Decimal(0), highest=Decimal(1_000_000))
+# A delivery submitted this long ago with no approve, revision request or dispute is released by the beat.
+REVIEW_WINDOW_HOURS = env.int("REVIEW_WINDOW_HOURS", default=72)
+# A released earning stays pending this long, until the payment counts as settled (the local provider;
+# with Stripe, set it to the account's payout delay).
+PAYOUT_SETTLEMENT_DELAY_SECONDS = env.int("PAYOUT_SETTLEMENT_DELAY_SECONDS", default=0)
+# How often available money is paid out: "daily" or "hourly" (the beat entry's period).
+PAYOUT_SCHEDULE = env_choice("PAYOUT_SCHEDULE", ("daily", "hourly"), "daily")
+# Payments still held for approval (authorised, not captured) are captured once this old, well before a
+# card authorisation expires (about 7 days; under 5 for some merchant-initiated ones).
+HELD_PAYMENT_CAPTURE_AFTER_HOURS = env.int("HELD_PAYMENT_CAPTURE_AFTER_HOURS", default=72)

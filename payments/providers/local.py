@@ -26,9 +26,18 @@ from django.utils import timezone
 
 from core.errors import ProviderError
 from payments.events import SignedEvent, build_event, provider_id
-from payments.models import LocalCheckoutSession, LocalPayment, LocalSubscription
+from payments.models import LocalCheckoutSession, LocalConnectObject, LocalPayment, LocalSubscription
 from payments.money import from_minor, normalise_currency, to_minor
-from payments.providers.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
+from payments.providers.base import (
+    Payment,
+    PaymentStatus,
+    PayoutAccount,
+    PayoutAccountStatus,
+    Subscription,
+    SubscriptionStatus,
+    Transfer,
+)
+from payments.providers.base import Payout as ProviderPayout
 
 PERIOD = timedelta(days=30)
 # As long as Stripe keeps a Checkout Session open.
@@ -76,6 +85,52 @@ def _payment(row: LocalPayment) -> Payment:
         client_secret=row.client_secret,
         checkout_url=checkout_url(session_id) if session_id else "",
         metadata=dict(row.metadata),
+    )
+
+
+def onboarding_url(link_id: str) -> str:
+    """The absolute URL of a local onboarding page (payments.onboarding), like `checkout_url`."""
+    return settings.PUBLIC_BASE_URL.rstrip("/") + reverse("payout-onboarding", args=[link_id])
+
+
+def _account(row: LocalConnectObject) -> PayoutAccount:
+    return PayoutAccount(
+        id=row.id,
+        status=row.status,
+        payouts_enabled=row.status == PayoutAccountStatus.ACTIVE,
+        display_name=row.data.get("display_name", ""),
+        metadata=dict(row.data.get("metadata", {})),
+    )
+
+
+def account_event_object(row: LocalConnectObject) -> dict[str, Any]:
+    """An `account.updated` object as Stripe shapes a Connect account."""
+    active = row.status == PayoutAccountStatus.ACTIVE
+    return {
+        "id": row.id,
+        "object": "account",
+        "type": "express",
+        "email": row.data.get("email", ""),
+        "charges_enabled": active,
+        "payouts_enabled": active,
+        "details_submitted": row.status != PayoutAccountStatus.ONBOARDING,
+        "business_profile": {"name": row.data.get("display_name", "")},
+        "requirements": {
+            "currently_due": [] if active else ["external_account"],
+            "disabled_reason": None if active else "requirements.past_due",
+        },
+        "metadata": dict(row.data.get("metadata", {})),
+    }
+
+
+def _transfer(row: LocalConnectObject) -> Transfer:
+    return Transfer(
+        id=row.id,
+        account_id=row.account_id,
+        amount=from_minor(row.amount_minor, row.currency),
+        currency=row.currency,
+        amount_reversed=from_minor(row.data.get("amount_reversed", 0), row.currency),
+        metadata=dict(row.data.get("metadata", {})),
     )
 
 
@@ -217,6 +272,45 @@ class LocalPaymentProvider:
             payment_id, PaymentStatus.REFUNDED, allowed_from=(PaymentStatus.SUCCEEDED, PaymentStatus.RELEASED)
         )
 
+    @transaction.atomic
+    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
+        row = self._payment_row(payment_id, lock=True)
+        minor = to_minor(amount, row.currency)
+        refund = _create_once(
+            LocalConnectObject,
+            idempotency_key,
+            id=provider_id("re"),
+            kind=LocalConnectObject.Kind.REFUND,
+            target_id=row.id,
+            amount_minor=minor,
+            currency=row.currency,
+            status="pending",
+        )
+        _same_parameters(refund, idempotency_key, kind=LocalConnectObject.Kind.REFUND, target_id=row.id)
+        if refund.status == "succeeded":
+            return _payment(row)  # the same key again: already refunded
+        if row.status not in (PaymentStatus.SUCCEEDED, PaymentStatus.RELEASED):
+            raise ProviderError(f"Payment {payment_id} is {row.status} and cannot be refunded.")
+        if row.amount_refunded_minor + minor > row.amount_minor:
+            raise ProviderError(f"Refund of {amount} exceeds what is left of payment {payment_id}.")
+        row.amount_refunded_minor += minor
+        if row.amount_refunded_minor == row.amount_minor:
+            row.status = PaymentStatus.REFUNDED
+        row.save(update_fields=["amount_refunded_minor", "status", "updated_at"])
+        LocalConnectObject.objects.filter(pk=refund.pk).update(status="succeeded")
+        return _payment(row)
+
+    @transaction.atomic
+    def simulate_cancel(self, payment_id: str) -> tuple[Payment, SignedEvent]:
+        """A held payment's authorisation expires: the provider cancels it (`payment_intent.canceled`)."""
+        row = self._payment_row(payment_id, lock=True)
+        if row.status not in (PaymentStatus.SUCCEEDED, PaymentStatus.REQUIRES_PAYMENT, PaymentStatus.CANCELLED):
+            raise ProviderError(f"Payment {payment_id} is {row.status} and cannot expire.")
+        row.status = PaymentStatus.CANCELLED
+        row.save(update_fields=["status", "updated_at"])
+        obj = payment_event_object(row) | {"cancellation_reason": "automatic"}
+        return _payment(row), build_event("payment_intent.canceled", obj)
+
     def simulate_payment(self, payment_id: str, outcome: str) -> tuple[Payment, SignedEvent]:
         """The customer pays (or the card is declined): settle the payment and build its event.
 
@@ -245,6 +339,140 @@ class LocalPaymentProvider:
         row.status = target
         row.save(update_fields=["status", "updated_at"])
         return _payment(row)
+
+    # --- Paying sellers (docs/payouts.md) ------------------------------------------------------
+
+    def create_payout_account(
+        self, *, email: str, country: str, metadata: dict[str, str], idempotency_key: str
+    ) -> PayoutAccount:
+        row = _create_once(
+            LocalConnectObject,
+            idempotency_key,
+            id=provider_id("acct"),
+            kind=LocalConnectObject.Kind.ACCOUNT,
+            status=PayoutAccountStatus.ONBOARDING,
+            data={"email": email, "country": country, "metadata": _metadata(metadata)},
+        )
+        _same_parameters(row, idempotency_key, kind=LocalConnectObject.Kind.ACCOUNT)
+        return _account(row)
+
+    def get_payout_account(self, account_id: str) -> PayoutAccount:
+        return _account(self._connect_row(account_id, LocalConnectObject.Kind.ACCOUNT))
+
+    def create_onboarding_link(self, *, account_id: str, return_url: str, refresh_url: str) -> str:
+        self._connect_row(account_id, LocalConnectObject.Kind.ACCOUNT)
+        link = LocalConnectObject.objects.create(
+            id=secrets.token_urlsafe(32),
+            kind=LocalConnectObject.Kind.ACCOUNT_LINK,
+            account_id=account_id,
+            status="open",
+            data={"return_url": return_url, "refresh_url": refresh_url},
+            expires_at=timezone.now() + CHECKOUT_LIFETIME,
+        )
+        return onboarding_url(link.id)
+
+    @transaction.atomic
+    def complete_onboarding(
+        self, *, link_id: str, display_name: str, bank_account: str
+    ) -> tuple[PayoutAccount, SignedEvent]:
+        """The owner submitted the hosted onboarding page: the account is active; builds `account.updated`."""
+        link = LocalConnectObject.objects.select_for_update().filter(id=link_id, kind="account_link").first()
+        if link is None or link.status != "open" or link.expires_at <= timezone.now():
+            raise ProviderError("This onboarding link is used or expired; start onboarding again.")
+        row = self._connect_row(link.account_id, LocalConnectObject.Kind.ACCOUNT, lock=True)
+        row.status = PayoutAccountStatus.ACTIVE
+        row.data = {**row.data, "display_name": display_name, "bank_last4": bank_account[-4:]}
+        row.save(update_fields=["status", "data", "updated_at"])
+        link.status = "completed"
+        link.save(update_fields=["status", "updated_at"])
+        return _account(row), build_event("account.updated", account_event_object(row))
+
+    def create_transfer(
+        self,
+        *,
+        account_id: str,
+        amount: Decimal,
+        currency: str,
+        transfer_group: str,
+        source_payment_id: str,
+        metadata: dict[str, str],
+        idempotency_key: str,
+    ) -> Transfer:
+        currency = normalise_currency(currency)
+        self._connect_row(account_id, LocalConnectObject.Kind.ACCOUNT)
+        row = _create_once(
+            LocalConnectObject,
+            idempotency_key,
+            id=provider_id("tr"),
+            kind=LocalConnectObject.Kind.TRANSFER,
+            account_id=account_id,
+            target_id=source_payment_id,
+            amount_minor=to_minor(amount, currency),
+            currency=currency,
+            status="paid",
+            data={"transfer_group": transfer_group, "metadata": _metadata(metadata), "amount_reversed": 0},
+        )
+        _same_parameters(row, idempotency_key, account_id=account_id, amount_minor=to_minor(amount, currency))
+        return _transfer(row)
+
+    @transaction.atomic
+    def reverse_transfer(self, *, transfer_id: str, amount: Decimal, idempotency_key: str) -> Transfer:
+        transfer = self._connect_row(transfer_id, LocalConnectObject.Kind.TRANSFER, lock=True)
+        minor = to_minor(amount, transfer.currency)
+        reversal = _create_once(
+            LocalConnectObject,
+            idempotency_key,
+            id=provider_id("trr"),
+            kind=LocalConnectObject.Kind.REVERSAL,
+            target_id=transfer_id,
+            amount_minor=minor,
+            currency=transfer.currency,
+            status="pending",
+        )
+        _same_parameters(reversal, idempotency_key, target_id=transfer_id, amount_minor=minor)
+        if reversal.status != "succeeded":
+            reversed_so_far = int(transfer.data.get("amount_reversed", 0))
+            if reversed_so_far + minor > transfer.amount_minor:
+                raise ProviderError(f"Reversal of {amount} exceeds what is left of transfer {transfer_id}.")
+            transfer.data = {**transfer.data, "amount_reversed": reversed_so_far + minor}
+            transfer.save(update_fields=["data", "updated_at"])
+            LocalConnectObject.objects.filter(pk=reversal.pk).update(status="succeeded")
+        return _transfer(transfer)
+
+    def create_payout(
+        self, *, account_id: str, amount: Decimal, currency: str, metadata: dict[str, str], idempotency_key: str
+    ) -> ProviderPayout:
+        """The local provider pays at once: the payout is recorded `paid` (see docs/payouts.md)."""
+        currency = normalise_currency(currency)
+        account = self._connect_row(account_id, LocalConnectObject.Kind.ACCOUNT)
+        if account.status != PayoutAccountStatus.ACTIVE:
+            raise ProviderError(f"Account {account_id} cannot be paid out yet: it is {account.status}.")
+        row = _create_once(
+            LocalConnectObject,
+            idempotency_key,
+            id=provider_id("po"),
+            kind=LocalConnectObject.Kind.PAYOUT,
+            account_id=account_id,
+            amount_minor=to_minor(amount, currency),
+            currency=currency,
+            status="paid",
+            data={"metadata": _metadata(metadata)},
+        )
+        _same_parameters(row, idempotency_key, account_id=account_id, amount_minor=to_minor(amount, currency))
+        return ProviderPayout(
+            id=row.id,
+            account_id=row.account_id,
+            amount=from_minor(row.amount_minor, row.currency),
+            currency=row.currency,
+            status=row.status,
+        )
+
+    def _connect_row(self, object_id: str, kind: str, *, lock: bool = False) -> LocalConnectObject:
+        rows = LocalConnectObject.objects.select_for_update() if lock else LocalConnectObject.objects
+        row = rows.filter(id=object_id, kind=kind).first()
+        if row is None:
+            raise ProviderError(f"No such {kind}: {object_id!r}.")
+        return row
 
     # --- Subscriptions --------------------------------------------------------------------------
 

@@ -27,4 +27,6 @@ urlpatterns = [
         deliveries.DeliveryRevisionView.as_view(),
         name="delivery-request-revision",
     ),
+    # Staff only, so outside /api/v1/tasks, where API keys are accepted (docs/decisions.md#identity-and-authentication).
+    path("disputes/<uid:task_id>/resolve", deliveries.DisputeResolveView.as_view(), name="dispute-resolve"),
 ]

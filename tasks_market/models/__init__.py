@@ -6,6 +6,8 @@ from tasks_market.models.deliveries import (
     DeliveryAttempt,
     DeliveryStatus,
     DeliverySubmission,
+    DisputeOutcome,
+    DisputeResolution,
 )
 from tasks_market.models.market import (
     Artefact,
@@ -32,6 +34,8 @@ __all__ = [
     "DeliveryAttempt",
     "DeliveryStatus",
     "DeliverySubmission",
+    "DisputeOutcome",
+    "DisputeResolution",
     "JudgementStatus",
     "Payment",
     "PaymentStatus",

@@ -98,3 +98,39 @@ class DeliveryAttempt(Attempt):
 
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempts")
     round = models.PositiveIntegerField()
+
+
+class DisputeOutcome(models.TextChoices):
+    REFUND_FULL = "refund_full", "Refund the poster in full"
+    RELEASE_FULL = "release_full", "Release in full to the seller"
+    SPLIT = "split", "Split: refund part, release the rest"
+
+
+class DisputeResolution(models.Model):
+    """Staff's decision on a disputed task (docs/payouts.md#disputes): claimed once under the task's lock
+    (`applying`), then the provider calls, then recorded (`applied`). A resubmission finds this row."""
+
+    class Status(models.TextChoices):
+        APPLYING = "applying", "Applying"
+        APPLIED = "applied", "Applied"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.OneToOneField("tasks_market.Task", on_delete=models.CASCADE, related_name="dispute_resolution")
+    outcome = models.CharField(max_length=20, choices=DisputeOutcome.choices)
+    refund_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    release_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    currency = models.CharField(max_length=3)
+    note = models.TextField(blank=True)
+    reason = models.TextField(blank=True, help_text="The poster's reason for the dispute, as it was.")
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.APPLYING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} {self.outcome} ({self.status})"

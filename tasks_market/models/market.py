@@ -174,6 +174,10 @@ class Payment(models.Model):
         "payment secured it): the refund is due, made outside the event's transaction; cleared once refunded "
         "or refused by the provider.",
     )
+    # Null while the money is only authorised (payments held for approval before docs/payouts.md): the
+    # beat captures those before their authorisation expires.
+    captured_at = models.DateTimeField(null=True, blank=True)
+    refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0)
 
     class Meta:
         ordering = ["-created_at"]

@@ -7,6 +7,7 @@ and checks both the task's and the delivery's state before changing either.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -15,7 +16,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.errors import InvalidState, NotFound
+from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
+from payments.payouts import earning_record
 from payments.providers import get_payment_provider
 from tasks_market.models import (
     Artefact,
@@ -32,6 +34,7 @@ from tasks_market.selectors import delivery_by_id
 from tasks_market.services.bids import artefact_rows
 from tasks_market.services.dispatch import enqueue_dispatch, retry_claim
 from tasks_market.services.events import delivery_data, publish
+from tasks_market.services.payments import payment_record_capture
 
 logger = logging.getLogger(__name__)
 
@@ -91,26 +94,94 @@ def delivery_submit(*, user, task_id: UUID, artefacts: list[dict[str, Any]], not
 
 
 def delivery_approve(*, user, task_id: UUID) -> Delivery:
-    """The poster accepts the work: the payment is released through the provider, the task completed.
+    """The poster accepts the work: the seller's net becomes an earning, the task completed
+    (docs/payouts.md#release).
 
-    As with select, no lock is held across the provider call:
+    The money was captured when the poster paid, so approving never charges the card again. A payment
+    still held for approval (made before payments were captured at once) is captured here, and as with
+    select no lock is held across that provider call:
 
     1. Claim, in one short transaction under the task's lock: the submitted delivery becomes approved
-       (a concurrent dispute or revision request now answers 409), the task stays in review.
-    2. Release the payment at the provider, with no transaction open. Releasing is idempotent at both
-       providers, so a repeat approve while the claim stands (the claiming request is still at the
-       provider, or died there) does steps 2 and 3 itself.
-    3. Record: the payment released, the task completed, `delivery.approved` announced, once. When the
-       provider failed instead, the claim is given back (the delivery submitted again) and the caller
-       gets the provider's 502/503.
+       (a concurrent dispute, revision request or review-window release now finds nothing to do).
+    2. Only for a held payment: capture it at the provider, with no transaction open. Capturing is
+       idempotent at both providers, so a repeat approve while the claim stands does steps 2 and 3 itself.
+    3. Record, once: the payment released, the earning and its ledger lines, the task completed,
+       `delivery.approved` announced. When the provider failed instead, the claim is given back (the
+       delivery submitted again) and the caller gets the provider's 502/503.
     """
     delivery, payment = _claim_approval(user, task_id)
+    _capture_held(delivery, payment)
+    return _record_approval(task_id, payment, poster=user)
+
+
+def _capture_held(delivery: Delivery, payment: Payment) -> None:
+    if payment.captured_at is not None:
+        return
     try:
         get_payment_provider().release_payment(payment.provider_payment_id)
     except Exception:  # the provider's 502/503, or anything else: the approval did not happen
         _give_back_approval(delivery)
         raise
-    return _record_approval(user, task_id, payment)
+
+
+def deliveries_release_due(*, now=None, limit: int = 200) -> int:
+    """Beat: release every delivery submitted REVIEW_WINDOW_HOURS ago with no approve, revision request
+    or dispute since, as an approval would (announced `delivery.approved` with `auto: true`). Safe to
+    run twice and beside a poster's approve: the claim under the task's lock lets exactly one through."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(hours=settings.REVIEW_WINDOW_HOURS)
+    due = list(
+        Delivery.objects.filter(
+            status=DeliveryStatus.SUBMITTED, submitted_at__lte=cutoff, task__status=TaskStatus.IN_REVIEW
+        ).values_list("task_id", flat=True)[:limit]
+    )
+    released = 0
+    for task_id in due:
+        try:
+            if delivery_release_auto(task_id=task_id, cutoff=cutoff) is not None:
+                released += 1
+        except (InvalidState, ProviderError, ProviderUnavailable):
+            logger.warning("review-window release of task %s failed; the next run retries", task_id, exc_info=True)
+    return released
+
+
+def delivery_release_auto(*, task_id: UUID, cutoff) -> Delivery | None:
+    """Release one task whose review window is over; None when it is no longer due (approved, disputed,
+    revised or resubmitted meanwhile)."""
+    with transaction.atomic():
+        task, delivery = _locked(task_id)
+        if (
+            task.status != TaskStatus.IN_REVIEW
+            or delivery is None
+            or delivery.status != DeliveryStatus.SUBMITTED
+            or delivery.submitted_at is None
+            or delivery.submitted_at > cutoff
+        ):
+            return None
+        payment = _secured_payment(task, delivery)
+        delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, timezone.now()
+        delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
+    _capture_held(delivery, payment)
+    return _record_approval(task_id, payment, auto=True)
+
+
+def _locked(task_id: UUID, poster=None) -> tuple[Task, Delivery | None]:
+    rows = Task.objects.select_for_update().filter(id=task_id)
+    task = (rows.filter(poster=poster) if poster is not None else rows).first()
+    if task is None:
+        raise NotFound()
+    return task, Delivery.objects.select_for_update(of=("self",)).select_related("agent").filter(task=task).first()
+
+
+def _secured_payment(task: Task, delivery: Delivery) -> Payment:
+    payment = (
+        Payment.objects.select_for_update()
+        .filter(task=task, bid_id=delivery.bid_id, status=PaymentStatus.SUCCEEDED)
+        .first()
+    )
+    if payment is None:
+        raise InvalidState("The task has no secured payment to release.")
+    return payment
 
 
 @transaction.atomic
@@ -119,13 +190,7 @@ def _claim_approval(user, task_id: UUID) -> tuple[Delivery, Payment]:
     claimable = delivery is not None and delivery.status in (DeliveryStatus.SUBMITTED, DeliveryStatus.APPROVED)
     if task.status != TaskStatus.IN_REVIEW or not claimable:
         raise InvalidState(f"Only a submitted delivery can be reviewed; the task is {task.status}.")
-    payment = (
-        Payment.objects.select_for_update()
-        .filter(task=task, bid_id=delivery.bid_id, status=PaymentStatus.SUCCEEDED)
-        .first()
-    )
-    if payment is None:
-        raise InvalidState("The task has no secured payment to release.")
+    payment = _secured_payment(task, delivery)
     if delivery.status == DeliveryStatus.SUBMITTED:
         delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, timezone.now()
         delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
@@ -133,7 +198,7 @@ def _claim_approval(user, task_id: UUID) -> tuple[Delivery, Payment]:
 
 
 def _give_back_approval(delivery: Delivery) -> None:
-    """The release failed: the delivery is submitted again, unless a twin request completed the task."""
+    """The capture failed: the delivery is submitted again, unless a twin request completed the task."""
     with transaction.atomic():
         Task.objects.select_for_update().filter(pk=delivery.task_id).first()  # the lock order: the task first
         Delivery.objects.filter(
@@ -142,26 +207,45 @@ def _give_back_approval(delivery: Delivery) -> None:
 
 
 @transaction.atomic
-def _record_approval(user, task_id: UUID, payment: Payment) -> Delivery:
-    task, delivery = _locked_for_poster(user, task_id)
-    if task.status == TaskStatus.COMPLETED:  # a twin request recorded it first
+def _record_approval(task_id: UUID, payment: Payment, *, poster=None, auto: bool = False) -> Delivery:
+    task, delivery = _locked(task_id, poster)
+    if task.status == TaskStatus.COMPLETED:  # a twin request (or the review-window job) recorded it first
         return delivery
     payment = Payment.objects.select_for_update().get(pk=payment.pk)
     if task.status != TaskStatus.IN_REVIEW or delivery is None or payment.status != PaymentStatus.SUCCEEDED:
-        # Only a failed twin's give-back and a dispute after it can get here: money released for work
+        # Only a failed twin's give-back and a dispute after it can get here: money captured for work
         # the poster then disputed. Staff must look.
-        logger.error("payment %s released but task %s is %s: needs attention", payment.id, task.id, task.status)
-        raise InvalidState(f"The task changed while its payment was released; it is {task.status}.")
+        logger.error("payment %s captured but task %s is %s: needs attention", payment.id, task.id, task.status)
+        raise InvalidState(f"The task changed while its payment was captured; it is {task.status}.")
     now = timezone.now()
-    payment.status, payment.released_at = PaymentStatus.RELEASED, now
-    payment.save(update_fields=["status", "released_at", "updated_at"])
+    payment_release(payment, task, delivery, now)
     if delivery.status != DeliveryStatus.APPROVED:  # given back by a failed twin meanwhile
         delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, now
         delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
     task.status, task.completed_at = TaskStatus.COMPLETED, now
     task.save(update_fields=["status", "completed_at", "updated_at"])
-    _announce("delivery.approved", delivery, task, payment_id=payment.id)
+    extra = {"auto": True} if auto else {}
+    _announce("delivery.approved", delivery, task, payment_id=payment.id, **extra)
     return delivery
+
+
+def payment_release(payment: Payment, task: Task, delivery: Delivery, now) -> None:
+    """Under the task's lock: what is left of the payment after any refund goes to the seller, as an
+    earning (fee and net by payments.fees.fee_split), with its ledger lines; the payment is released."""
+    payment_record_capture(payment, task, now)
+    payment.status, payment.released_at = PaymentStatus.RELEASED, now
+    payment.save(update_fields=["status", "released_at", "updated_at"])
+    gross = payment.amount - payment.refunded_amount
+    if gross > 0:
+        earning_record(
+            owner_id=delivery.agent.owner_id,
+            source=f"task:{task.id}",
+            payment_ref=payment.provider_payment_id,
+            provider=payment.provider,
+            currency=payment.currency,
+            gross=gross,
+            now=now,
+        )
 
 
 @transaction.atomic

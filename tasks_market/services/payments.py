@@ -18,12 +18,14 @@ import logging
 from datetime import timedelta
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
 from payments.money import event_money_mismatch
+from payments.payouts import ledger_captured, ledger_refunded
 from payments.providers import get_payment_provider
 from tasks_market.models import Bid, BidStatus, Delivery, Payment, PaymentStatus, Task, TaskStatus
 from tasks_market.services.dispatch import enqueue_dispatch
@@ -98,6 +100,7 @@ def payment_apply_succeeded(
     event_id: str = "",
     amounts: dict[str, object] | None = None,
     currency: object = None,
+    captured: bool = True,
 ) -> Payment | None:
     """The money is secured: the task goes to delivering, other bids are rejected, the delivery is
     created and dispatched after commit.
@@ -105,20 +108,33 @@ def payment_apply_succeeded(
     `amounts` are the event's minor-unit amounts by field (`amount`, and `amount_received` when the
     event has it) and `currency` its currency; both must be the payment's, or nothing is applied:
     the refusal is recorded on the payment and PaymentMismatch raised (once that record is written).
+    `captured`: the money is captured (`payment_intent.succeeded`), not only authorised and held for
+    approval (`amount_capturable_updated`, payments made before docs/payouts.md); the capture is
+    written to the ledger in the same transaction.
 
     A payment that had failed is still honoured while its task is open again and its bid pending
     (the customer retried the same payment). Money for a task that no longer waits for it (the task
     was cancelled, or another bid was selected) is refunded through the provider.
     """
     with transaction.atomic():
-        payment, reason = _apply_succeeded(provider_payment_id, event_id, amounts or {"amount": None}, currency)
+        payment, reason = _apply_succeeded(
+            provider_payment_id, event_id, amounts or {"amount": None}, currency, captured
+        )
     if reason:
         raise PaymentMismatch(reason)
     return payment
 
 
+def payment_record_capture(payment: Payment, task: Task, now) -> None:
+    """Inside the caller's transaction, under the task's lock: the payment's money is captured, once."""
+    if payment.captured_at is None:
+        payment.captured_at = now
+        payment.save(update_fields=["captured_at", "updated_at"])
+        ledger_captured(source=f"task:{task.id}", currency=payment.currency, amount=payment.amount)
+
+
 def _apply_succeeded(
-    provider_payment_id: str, event_id: str, amounts: dict[str, object], currency: object
+    provider_payment_id: str, event_id: str, amounts: dict[str, object], currency: object, captured: bool
 ) -> tuple[Payment | None, str]:
     found = _locked(provider_payment_id)
     if found is None:
@@ -126,6 +142,12 @@ def _apply_succeeded(
         return None, ""
     payment, task = found
     if payment.status in (PaymentStatus.SUCCEEDED, PaymentStatus.RELEASED, PaymentStatus.REFUNDED):
+        if (
+            captured
+            and payment.status == PaymentStatus.SUCCEEDED
+            and not event_money_mismatch(payment.amount, payment.currency, amounts, currency)
+        ):
+            payment_record_capture(payment, task, timezone.now())  # a held payment captured at the provider
         return payment, ""
     reason = event_money_mismatch(payment.amount, payment.currency, amounts, currency)
     if reason:
@@ -156,6 +178,8 @@ def _apply_succeeded(
 
     payment.status, payment.succeeded_at = PaymentStatus.SUCCEEDED, now
     payment.save(update_fields=["status", "succeeded_at", "updated_at"])
+    if captured:
+        payment_record_capture(payment, task, now)
     bid.status = BidStatus.SELECTED
     bid.save(update_fields=["status", "updated_at"])
     Bid.objects.filter(task=task, status=BidStatus.PENDING).exclude(pk=bid.pk).update(
@@ -260,6 +284,64 @@ def payment_refund(*, payment_id: UUID) -> Payment:
         Task.objects.select_for_update().filter(pk=payment.task_id).first()  # the lock order: the task first
         payment = Payment.objects.select_for_update().get(pk=payment_id)
         if payment.status == PaymentStatus.SUCCEEDED:
-            payment.status = PaymentStatus.REFUNDED
-            payment.save(update_fields=["status", "updated_at"])
+            payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
+            payment.save(update_fields=["status", "refunded_amount", "updated_at"])
+            if payment.captured_at is not None:  # a held payment's refund only gives the authorisation back
+                ledger_refunded(
+                    source=f"task:{payment.task_id}",
+                    currency=payment.currency,
+                    amount=payment.amount,
+                    key=str(payment.pk),
+                )
     return payment
+
+
+@transaction.atomic
+def payment_apply_canceled(*, provider_payment_id: str) -> Payment | None:
+    """`payment_intent.canceled`: the provider cancelled the payment. For a payment still held for approval
+    this means its authorisation expired before it was captured: the money is gone. It is recorded
+    (`cancelled`), logged at ERROR for staff, and the task keeps its state (docs/payouts.md#held-payments):
+    approval or release then answers 409, and staff settle it with the poster. Any other payment is left
+    as it is (one awaiting the customer is cancelled by our own cancel, or fails by its own event)."""
+    found = _locked(provider_payment_id)
+    if found is None:
+        return None
+    payment, task = found
+    if payment.status != PaymentStatus.SUCCEEDED or payment.captured_at is not None:
+        return payment  # captured money is not cancelled; released or refunded is final
+    payment.status = PaymentStatus.CANCELLED
+    payment.save(update_fields=["status", "updated_at"])
+    logger.error(
+        "payment %s of task %s (%s) expired before capture: the seller cannot be paid from it; needs attention",
+        payment.provider_payment_id,
+        task.id,
+        task.status,
+    )
+    return payment
+
+
+def held_payments_capture(*, now=None, limit: int = 100) -> int:
+    """Beat: capture payments still held for approval once HELD_PAYMENT_CAPTURE_AFTER_HOURS old, well
+    before the card's authorisation expires. The provider call with no transaction open (capturing is
+    idempotent at both providers), then the capture recorded under the task's lock. Returns how many."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(hours=settings.HELD_PAYMENT_CAPTURE_AFTER_HOURS)
+    due = list(
+        Payment.objects.filter(
+            status=PaymentStatus.SUCCEEDED, captured_at__isnull=True, succeeded_at__lte=cutoff
+        ).values_list("pk", "provider_payment_id", "task_id")[:limit]
+    )
+    captured = 0
+    for payment_pk, provider_payment_id, task_id in due:
+        try:
+            get_payment_provider().release_payment(provider_payment_id)
+        except (ProviderError, ProviderUnavailable):
+            logger.exception("capture of held payment %s failed; the next run retries", provider_payment_id)
+            continue
+        with transaction.atomic():
+            task = Task.objects.select_for_update().get(pk=task_id)  # the lock order: the task first
+            payment = Payment.objects.select_for_update().get(pk=payment_pk)
+            if payment.status == PaymentStatus.SUCCEEDED and payment.captured_at is None:
+                payment_record_capture(payment, task, timezone.now())
+                captured += 1
+    return captured

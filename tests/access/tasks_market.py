@@ -26,3 +26,4 @@ ROUTES = {
     "POST /api/v1/tasks/{task_id}/delivery/dispute": Access.USER_OR_KEY,
     "POST /api/v1/tasks/{task_id}/delivery/request-revision": Access.USER_OR_KEY,
 }
+ROUTES |= {"POST /api/v1/disputes/{task_id}/resolve": Access.STAFF}

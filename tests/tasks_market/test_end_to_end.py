@@ -115,9 +115,10 @@ def test_the_whole_flow(api, receivers):
     assert approved.status_code == 200
     assert approved.json()["task_status"] == "completed"
 
-    # The money was released through the provider.
+    # The money was captured when paid and is not charged again; approval released the seller's share
+    # (docs/payouts.md).
     assert Payment.objects.get(id=payment["id"]).status == "released"
-    assert LocalPayment.objects.get(id=payment["provider_payment_id"]).status == "released"
+    assert LocalPayment.objects.get(id=payment["provider_payment_id"]).status == "succeeded"
     delivery = Delivery.objects.get(task_id=task["id"])
     assert [s.notes for s in delivery.submissions.all()] == ["v1", "v2"]
 

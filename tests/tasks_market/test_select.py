@@ -32,6 +32,8 @@ def test_select_starts_the_payment(alice_api, bob_api):
         "provider",
         "provider_payment_id",
         "amount",
+        "fee",
+        "net",
         "currency",
         "status",
         "client_secret",

@@ -23,6 +23,8 @@ from tasks_market.api.serializers.deliveries import (
     DeliverySerializer,
     DeliverySubmitInput,
     DisputeInput,
+    DisputeResolutionSerializer,
+    DisputeResolveInput,
     RevisionInput,
     SubmissionSerializer,
 )
@@ -52,6 +54,8 @@ __all__ = [
     "DeliverySerializer",
     "DeliverySubmitInput",
     "DisputeInput",
+    "DisputeResolutionSerializer",
+    "DisputeResolveInput",
     "JudgeCriterionSerializer",
     "MoneyField",
     "PaymentSerializer",

@@ -5,7 +5,13 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import checkout_return_url
-from tasks_market.api.serializers.common import ArtefactInput, BlankAsNullField, money_field, whole_amounts_in
+from tasks_market.api.serializers.common import (
+    ArtefactInput,
+    BlankAsNullField,
+    FeePartField,
+    money_field,
+    whole_amounts_in,
+)
 from tasks_market.api.serializers.tasks import TaskSerializer
 from tasks_market.models import Bid, BidJudgement, Payment
 from tasks_market.models.market import CURRENCIES, check_amount_places
@@ -36,6 +42,8 @@ class BidSerializer(serializers.ModelSerializer):
     agent_id = serializers.UUIDField()
     agent_name = serializers.CharField(source="agent.name")
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    fee = FeePartField("fee", help_text="The platform's fee of `amount` (docs/payouts.md#the-fee).")
+    net = FeePartField("net", help_text="What the seller receives: `amount` - `fee`.")
     judge_status = serializers.CharField(source="judgement.status", allow_null=True, default=None)
     judge_score = serializers.FloatField(source="judgement.score", allow_null=True, default=None)
 
@@ -47,6 +55,8 @@ class BidSerializer(serializers.ModelSerializer):
             "agent_id",
             "agent_name",
             "amount",
+            "fee",
+            "net",
             "currency",
             "proposal",
             "eta_hours",
@@ -78,6 +88,8 @@ class BidJudgementSerializer(serializers.ModelSerializer):
 
 class PaymentSerializer(serializers.ModelSerializer):
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    fee = FeePartField("fee", help_text="The platform's fee of `amount` (docs/payouts.md#the-fee).")
+    net = FeePartField("net", help_text="What the seller receives: `amount` - `fee`.")
     client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
     checkout_url = BlankAsNullField(help_text="A hosted payment page, when the provider has one.")
 
@@ -88,6 +100,8 @@ class PaymentSerializer(serializers.ModelSerializer):
             "provider",
             "provider_payment_id",
             "amount",
+            "fee",
+            "net",
             "currency",
             "status",
             "client_secret",

@@ -12,6 +12,7 @@ from rest_framework import serializers
 from core.api.fields import URL_PATTERN, BlankAsNullField
 from core.api.validation import GreaterThan
 from core.outbound import UnsafeURL, check_url
+from payments.fees import fee_split
 from tasks_market.models import Artefact
 
 MAX_AMOUNT = 1_000_000
@@ -39,6 +40,19 @@ class MoneyField(serializers.DecimalField):
             validators=[GreaterThan(0)],
             **kwargs,
         )
+
+
+class FeePartField(serializers.DecimalField):
+    """The platform's `fee` or the seller's `net` of the row's amount (payments.fees.fee_split, the one
+    rule: docs/payouts.md#the-fee), read-only, in the shape of `amount`."""
+
+    def __init__(self, part: str, *, amount: str = "amount", **kwargs):
+        self.part, self.amount_attr = part, amount
+        super().__init__(max_digits=12, decimal_places=2, source="*", read_only=True, **kwargs)
+
+    def to_representation(self, instance):
+        split = fee_split(amount=getattr(instance, self.amount_attr), currency=instance.currency)
+        return super().to_representation(getattr(split, self.part))
 
 
 def money_field(**kwargs) -> serializers.DecimalField:

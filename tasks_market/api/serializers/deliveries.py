@@ -9,10 +9,14 @@ from tasks_market.api.serializers.common import (
     ArtefactInput,
     ArtefactSerializer,
     BlankAsNullField,
+    FeePartField,
+    money_field,
 )
 from tasks_market.models import (
     Delivery,
     DeliverySubmission,
+    DisputeOutcome,
+    DisputeResolution,
     TaskStatus,
 )
 from tasks_market.models.deliveries import MAX_REVISIONS
@@ -27,6 +31,44 @@ class DeliverySubmitInput(serializers.Serializer):
 
 class DisputeInput(serializers.Serializer):
     reason = serializers.CharField(max_length=5000)
+
+
+class DisputeResolveInput(serializers.Serializer):
+    outcome = serializers.ChoiceField(
+        choices=DisputeOutcome.choices,
+        help_text="`refund_full`: the poster gets everything back; `release_full`: the seller is paid (less the "
+        "fee); `split`: `refund_amount` goes back to the poster, the rest to the seller.",
+    )
+    refund_amount = money_field(required=False, help_text="For `split`: more than 0, less than the payment.")
+    note = serializers.CharField(max_length=5000, help_text="Why: kept with the resolution and sent to both sides.")
+
+
+class DisputeResolutionSerializer(serializers.ModelSerializer):
+    task_id = serializers.UUIDField()
+    refund_amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    release_amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    fee = FeePartField("fee", amount="release_amount", help_text="The platform's fee of the released part.")
+    net = FeePartField("net", amount="release_amount", help_text="The seller's net of the released part.")
+    task_status = serializers.CharField(source="task.status")
+
+    class Meta:
+        model = DisputeResolution
+        fields = [
+            "id",
+            "task_id",
+            "task_status",
+            "outcome",
+            "refund_amount",
+            "release_amount",
+            "fee",
+            "net",
+            "currency",
+            "reason",
+            "note",
+            "status",
+            "created_at",
+            "applied_at",
+        ]
 
 
 class RevisionInput(serializers.Serializer):

@@ -10,10 +10,18 @@ from core.api.views import ApiView
 from core.errors import NotFound
 from core.idempotency import idempotent
 from tasks_market import selectors
-from tasks_market.api.serializers import DeliverySerializer, DeliverySubmitInput, DisputeInput, RevisionInput
-from tasks_market.api.views.common import PROVIDER_ERRORS
+from tasks_market.api.serializers import (
+    DeliverySerializer,
+    DeliverySubmitInput,
+    DisputeInput,
+    DisputeResolutionSerializer,
+    DisputeResolveInput,
+    RevisionInput,
+)
+from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
 from tasks_market.models import Delivery
 from tasks_market.services import deliveries as services
+from tasks_market.services.disputes import dispute_resolve
 
 TAGS = ["deliveries"]
 NOT_REVIEWABLE = error_response("The delivery is not submitted for review (`invalid_state`).")
@@ -131,3 +139,32 @@ class DeliveryRevisionView(ApiView):
     def post(self, request, task_id):
         data = self.body(RevisionInput)
         return Response(_render(services.delivery_request_revision(user=request.user, task_id=task_id, **data)))
+
+
+class DisputeResolveView(ApiView):
+    access = Access.STAFF
+
+    @extend_schema(
+        operation_id="dispute_resolve",
+        summary="Resolve a disputed task with money (staff)",
+        description=(
+            "`refund_full` refunds the poster and cancels the task; `release_full` releases the payment to the "
+            "seller (less the platform's fee); `split` refunds `refund_amount` and releases the rest. The note is "
+            "kept. Applied once: submitting the same decision again answers the same resolution; a different one "
+            "is 409 `invalid_state`, as is a task that is not `disputed`. See docs/payouts.md#disputes."
+        ),
+        tags=TAGS,
+        request=DisputeResolveInput,
+        responses={
+            200: DisputeResolutionSerializer,
+            404: error_response("No such task (`not_found`)."),
+            409: error_response("Not disputed, or resolved differently already (`invalid_state`)."),
+            **PROVIDER_ERRORS,
+        },
+    )
+    @idempotent
+    def post(self, request, task_id):
+        data = self.body(DisputeResolveInput)
+        with body_rules(request):
+            resolved = dispute_resolve(task_id=task_id, staff_user=request.user, **data)
+        return Response(DisputeResolutionSerializer(resolved.resolution).data)

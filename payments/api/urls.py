@@ -1,0 +1,10 @@
+from django.urls import path
+
+from payments.api import views
+
+urlpatterns = [
+    path("payouts", views.PayoutListView.as_view(), name="payouts"),
+    path("payouts/account", views.PayoutAccountView.as_view(), name="payout-account"),
+    path("payouts/balance", views.BalanceView.as_view(), name="payout-balance"),
+    path("payouts/earnings", views.EarningListView.as_view(), name="payout-earnings"),
+]

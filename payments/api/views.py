@@ -1,0 +1,119 @@
+"""The sellers' payout API (docs/payouts.md#the-sellers-api): the owner's payout account, balance,
+earnings and payouts. JWT only: money is not for API keys."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from core.access import Access
+from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.schema import error_response
+from core.api.views import ApiView
+from core.idempotency import idempotent
+from payments.api.serializers import (
+    BalancesSerializer,
+    EarningSerializer,
+    OnboardingSerializer,
+    PayoutAccountSerializer,
+    PayoutAccountStartInput,
+    PayoutSerializer,
+)
+from payments.ledger import seller_balances
+from payments.models import Earning, Payout
+from payments.payouts import payout_account_for, payout_account_start
+
+TAGS = ["payouts"]
+PROVIDER_ERRORS = {
+    502: error_response("The payment provider refused the call; nothing was changed."),
+    503: error_response("The payment provider is unavailable; nothing was changed."),
+}
+
+
+class PayoutAccountView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="payout_account_get",
+        summary="Your payout account",
+        description="Its status (`onboarding`, `active`, `restricted`) and whether payouts are enabled. "
+        "404 `not_found` before onboarding was started.",
+        tags=TAGS,
+        responses={200: PayoutAccountSerializer, 404: error_response("No payout account yet (`not_found`).")},
+    )
+    def get(self, request):
+        return Response(PayoutAccountSerializer(payout_account_for(owner=request.user)).data)
+
+    @extend_schema(
+        operation_id="payout_account_start",
+        summary="Start (or continue) onboarding your payout account",
+        description=(
+            "Creates the account at the payment provider once and answers a fresh `onboarding_url`: Stripe's "
+            "hosted Connect onboarding, or this server's page with the local provider. Earnings accrue before "
+            "the account is active; payouts start once it is."
+        ),
+        tags=TAGS,
+        request=PayoutAccountStartInput,
+        responses={200: OnboardingSerializer, **PROVIDER_ERRORS},
+    )
+    @idempotent
+    def post(self, request):
+        data = self.body(PayoutAccountStartInput)
+        started = payout_account_start(owner=request.user, **data)
+        return Response(
+            OnboardingSerializer({"account": started.account, "onboarding_url": started.onboarding_url}).data
+        )
+
+
+class BalanceView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="payout_balance",
+        summary="Your balance per currency",
+        description="`pending` (released, the payment not settled yet), `available` (paid out on the next "
+        "scheduled payout), `paid_out`, and `frozen` (held by an open card chargeback).",
+        tags=TAGS,
+        responses=BalancesSerializer,
+    )
+    def get(self, request):
+        items = [
+            {"currency": currency, **states} for currency, states in sorted(seller_balances(request.user.pk).items())
+        ]
+        return Response(BalancesSerializer({"items": items}).data)
+
+
+class EarningListView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="payout_earnings",
+        summary="Your earnings, newest first",
+        description="One row per released task: the gross, the platform's fee, your net, its status and dates.",
+        tags=TAGS,
+        parameters=[PageQuery],
+        responses=envelope(EarningSerializer),
+    )
+    def get(self, request):
+        params = self.query(PageQuery)
+        rows, total, has_more = page(
+            Earning.objects.filter(owner=request.user).order_by("-created_at", "-id"), **params
+        )
+        return Response(render_page(EarningSerializer, rows, total, has_more))
+
+
+class PayoutListView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="payouts_list",
+        summary="Your payouts, newest first",
+        description="Each payout of available money to your account, with its status (`pending`, `paid`, `failed`).",
+        tags=TAGS,
+        parameters=[PageQuery],
+        responses=envelope(PayoutSerializer),
+    )
+    def get(self, request):
+        params = self.query(PageQuery)
+        rows, total, has_more = page(Payout.objects.filter(owner=request.user).order_by("-created_at", "-id"), **params)
+        return Response(render_page(PayoutSerializer, rows, total, has_more))

@@ -1,0 +1,189 @@
+"""Staff resolve a disputed task with money (docs/payouts.md#disputes): refund the poster in full, release
+in full to the seller, or split (an amount refunded, the rest released), with a note.
+
+Applied exactly once however often it is submitted, and by two staff at once:
+
+1. Claim, under the task's lock: the first submission writes the `DisputeResolution` (`applying`); a
+   later one finds it (the same decision continues it; a different one is 409 `invalid_state`).
+2. The provider calls, with no transaction open, each with an idempotency key derived from the
+   resolution: a held payment is captured first when anything is released or partly refunded, then the
+   refund (`dispute:<id>:refund`). A twin making the same calls gets the same answers.
+3. Record, under the task's lock, once (`applied`): the payment refunded and/or released, the ledger
+   lines, the seller's earning for the released part, the task `completed` (anything released) or
+   `cancelled` (all refunded), `dispute.resolved` announced.
+
+A provider failure leaves the resolution `applying`; submitting it again finishes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import InvalidState, NotFound
+from payments.fees import fee_split
+from payments.payouts import ledger_refunded
+from payments.providers import get_payment_provider
+from tasks_market.models import (
+    Delivery,
+    DeliveryStatus,
+    DisputeOutcome,
+    DisputeResolution,
+    Payment,
+    PaymentStatus,
+    Task,
+    TaskStatus,
+)
+from tasks_market.services.deliveries import payment_release
+from tasks_market.services.errors import InvalidField
+from tasks_market.services.events import publish
+from tasks_market.services.payments import payment_record_capture
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    resolution: DisputeResolution
+    task: Task
+    payment: Payment
+
+
+def resolution_data(resolution: DisputeResolution, task: Task) -> dict[str, Any]:
+    split = fee_split(amount=resolution.release_amount, currency=resolution.currency)
+    return {
+        "task_id": task.id,
+        "task_status": task.status,
+        "resolution_id": resolution.id,
+        "outcome": resolution.outcome,
+        "refund_amount": resolution.refund_amount,
+        "release_amount": resolution.release_amount,
+        "fee": split.fee,
+        "net": split.net,
+        "currency": resolution.currency,
+        "note": resolution.note,
+        "status": resolution.status,
+    }
+
+
+def dispute_resolve(
+    *, task_id: UUID, outcome: str, staff_user=None, refund_amount: Decimal | None = None, note: str = ""
+) -> Resolved:
+    resolution, payment = _claim(task_id, outcome, refund_amount, note, staff_user)
+    if resolution.status == DisputeResolution.Status.APPLYING:
+        _at_provider(resolution, payment)
+        _record(resolution.pk)
+    resolution.refresh_from_db()
+    return Resolved(
+        resolution=resolution, task=Task.objects.get(pk=task_id), payment=Payment.objects.get(pk=payment.pk)
+    )
+
+
+def _amounts(outcome: str, refund_amount: Decimal | None, payment: Payment) -> tuple[Decimal, Decimal]:
+    total = payment.amount
+    if outcome == DisputeOutcome.REFUND_FULL:
+        return total, Decimal(0)
+    if outcome == DisputeOutcome.RELEASE_FULL:
+        return Decimal(0), total
+    if refund_amount is None:
+        raise InvalidField("refund_amount", "A split needs the amount refunded to the poster.")
+    refund = Decimal(refund_amount)
+    if refund.as_tuple().exponent < -2 or not (0 < refund < total):
+        raise InvalidField("refund_amount", f"A split refunds more than 0 and less than {total} {payment.currency}.")
+    return refund, total - refund
+
+
+@transaction.atomic
+def _claim(task_id: UUID, outcome: str, refund_amount, note: str, staff_user) -> tuple[DisputeResolution, Payment]:
+    if outcome not in DisputeOutcome.values:
+        raise InvalidField("outcome", f"One of {', '.join(DisputeOutcome.values)}.")
+    task = Task.objects.select_for_update().filter(pk=task_id).first()
+    if task is None:
+        raise NotFound()
+    payment = Payment.objects.select_for_update().filter(task=task, bid_id=task.selected_bid_id).first()
+    existing = DisputeResolution.objects.filter(task=task).first()
+    if existing is not None:
+        refund, _ = _amounts(outcome, refund_amount, payment) if payment else (None, None)
+        if existing.outcome != outcome or (refund is not None and existing.refund_amount != refund):
+            raise InvalidState(f"The dispute was already resolved differently ({existing.outcome}).")
+        return existing, payment
+    if task.status != TaskStatus.DISPUTED or payment is None or payment.status != PaymentStatus.SUCCEEDED:
+        raise InvalidState(f"Only a disputed task with a secured payment can be resolved; the task is {task.status}.")
+    refund, release = _amounts(outcome, refund_amount, payment)
+    delivery = Delivery.objects.filter(task=task).first()
+    resolution = DisputeResolution.objects.create(
+        task=task,
+        outcome=outcome,
+        refund_amount=refund,
+        release_amount=release,
+        currency=payment.currency,
+        note=note,
+        reason=delivery.dispute_reason if delivery else "",
+        resolved_by=staff_user,
+    )
+    return resolution, payment
+
+
+def _at_provider(resolution: DisputeResolution, payment: Payment) -> None:
+    provider = get_payment_provider()
+    held = payment.captured_at is None
+    if resolution.outcome == DisputeOutcome.REFUND_FULL:
+        # A held payment's full refund gives the authorisation back; a captured one is refunded.
+        provider.refund_payment(payment.provider_payment_id)
+        return
+    if held:
+        provider.release_payment(payment.provider_payment_id)  # capture what is released
+    if resolution.refund_amount > 0:
+        provider.refund_payment_partially(
+            payment_id=payment.provider_payment_id,
+            amount=resolution.refund_amount,
+            idempotency_key=f"dispute:{resolution.pk}:refund",
+        )
+
+
+@transaction.atomic
+def _record(resolution_pk: UUID) -> None:
+    resolution = DisputeResolution.objects.get(pk=resolution_pk)
+    task = Task.objects.select_for_update().get(pk=resolution.task_id)  # the lock order: the task first
+    resolution = DisputeResolution.objects.select_for_update().get(pk=resolution_pk)
+    if resolution.status == DisputeResolution.Status.APPLIED:  # a twin recorded it
+        return
+    payment = Payment.objects.select_for_update().get(task=task, bid_id=task.selected_bid_id)
+    delivery = Delivery.objects.select_related("agent").get(task=task)
+    now = timezone.now()
+    source = f"task:{task.id}"
+    if resolution.outcome == DisputeOutcome.REFUND_FULL:
+        if payment.captured_at is not None:
+            ledger_refunded(
+                source=source, currency=payment.currency, amount=payment.amount, key=f"dispute:{resolution.pk}"
+            )
+        payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
+        payment.save(update_fields=["status", "refunded_amount", "updated_at"])
+        task.status, task.cancelled_at = TaskStatus.CANCELLED, now
+        task.save(update_fields=["status", "cancelled_at", "updated_at"])
+    else:
+        if resolution.refund_amount > 0:
+            payment_record_capture(payment, task, now)
+            ledger_refunded(
+                source=source,
+                currency=payment.currency,
+                amount=resolution.refund_amount,
+                key=f"dispute:{resolution.pk}",
+            )
+            payment.refunded_amount = resolution.refund_amount
+            payment.save(update_fields=["refunded_amount", "updated_at"])
+        payment_release(payment, task, delivery, now)
+        task.status, task.completed_at = TaskStatus.COMPLETED, now
+        task.save(update_fields=["status", "completed_at", "updated_at"])
+    if delivery.status != DeliveryStatus.DISPUTED:
+        logger.warning("task %s resolved with its delivery %s", task.id, delivery.status)
+    resolution.status, resolution.applied_at = DisputeResolution.Status.APPLIED, now
+    resolution.save(update_fields=["status", "applied_at"])
+    publish("dispute.resolved", resolution_data(resolution, task), task.poster_id, delivery.agent.owner_id)
+    logger.info("dispute of task %s resolved: %s", task.id, resolution.outcome)
