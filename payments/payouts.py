@@ -27,6 +27,7 @@ from payments.fees import fee_split, quantum
 from payments.models import ChargebackState, Earning, EarningStatus, Payout, PayoutAccount
 from payments.providers import get_payment_provider
 from payments.providers.base import PayoutAccountStatus
+from payments.providers.stripe import payout_account_status
 
 logger = logging.getLogger(__name__)
 
@@ -81,16 +82,10 @@ def payout_account_for(*, owner) -> PayoutAccount:
 
 
 def account_status_from_event(obj: dict[str, Any]) -> tuple[str, bool]:
-    """Stripe's account object → (our status, payouts_enabled). Active once Stripe can charge and pay it;
-    restricted when it has submitted its details but Stripe disabled it (requirements past due);
-    onboarding otherwise."""
-    payouts_enabled = obj.get("payouts_enabled") is True
-    requirements = obj.get("requirements") if isinstance(obj.get("requirements"), dict) else {}
-    if payouts_enabled and obj.get("charges_enabled") is True:
-        return PayoutAccountStatus.ACTIVE, True
-    if obj.get("details_submitted") is True or requirements.get("disabled_reason"):
-        return PayoutAccountStatus.RESTRICTED, payouts_enabled
-    return PayoutAccountStatus.ONBOARDING, payouts_enabled
+    """Stripe's account object (the local provider's events have its shape) → (our status,
+    payouts_enabled), by the one rule the Stripe adapter reads accounts with (a new account's past-due
+    requirements are onboarding, not a restriction; see payments.providers.stripe)."""
+    return payout_account_status(obj), obj.get("payouts_enabled") is True
 
 
 @transaction.atomic

@@ -8,7 +8,7 @@ copied to the session and to the PaymentIntent Checkout creates (`payment_intent
 Every payment is captured as soon as the customer pays (`capture_method=automatic`), so the money sits
 in the platform's balance and no card authorisation can expire while a task is delivered and reviewed
 (docs/payouts.md). A task payment (metadata `task_id`) also gets `payment_intent_data[transfer_group]=
-task-<task id>`, the group its seller's transfer joins. Payments created before were held
+task:<task id>`, the group its seller's transfer joins. Payments created before were held
 (`capture_method=manual`, `requires_capture`): `release_payment` still captures such an intent; for
 an intent captured at once Stripe refuses the capture and the adapter answers with the payment as it
 is (`succeeded`), so a caller that still asks changes nothing. Refunding
@@ -124,9 +124,10 @@ def _metadata_form(metadata: dict[str, str], parent: str = "") -> Form:
 
 
 def transfer_group(metadata: dict[str, str]) -> str:
-    """The transfer group a payment's charge and its seller's transfers share: `task-<task id>`, or ""."""
+    """The transfer group a payment's charge and its seller's transfers share: the earning's source,
+    `task:<task id>` (payments.payouts.earning_transfer sends the same), or "" for other payments."""
     task_id = (metadata or {}).get("task_id")
-    return f"task-{task_id}" if task_id else ""
+    return f"task:{task_id}" if task_id else ""
 
 
 def operation_key(metadata: dict[str, str]) -> str:

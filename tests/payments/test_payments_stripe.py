@@ -105,7 +105,7 @@ def test_create_payment_opens_a_checkout_session_in_minor_units():
         ("line_items[0][price_data][product_data][name]", "Task: Logo"),
         ("line_items[0][price_data][product_data][description]", "Paid to Agent Copybot"),
         ("payment_intent_data[capture_method]", "automatic"),
-        ("payment_intent_data[transfer_group]", "task-t1"),
+        ("payment_intent_data[transfer_group]", "task:t1"),
         ("payment_intent_data[metadata][task_id]", "t1"),
         ("payment_intent_data[metadata][bid_id]", "b1"),
         ("payment_intent_data[metadata][payment_id]", "p1"),

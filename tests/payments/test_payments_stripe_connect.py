@@ -64,7 +64,7 @@ def _transfer(adapter, account_id, source, *, amount="135.00", key=f"earning-tra
         account_id=account_id,
         amount=Decimal(amount),
         currency="usd",
-        transfer_group=f"task-{TASK}",
+        transfer_group=f"task:{TASK}",
         source_payment_id=source,
         metadata={"task_id": TASK},
         idempotency_key=key,
@@ -197,8 +197,8 @@ def test_a_task_payment_is_captured_when_paid_in_its_tasks_transfer_group(adapte
 
     form = stripe.posts("/v1/checkout/sessions")[0].fields
     assert form["payment_intent_data[capture_method]"] == "automatic"
-    assert form["payment_intent_data[transfer_group]"] == f"task-{TASK}"
-    assert stripe.intents[intent_id]["transfer_group"] == f"task-{TASK}"
+    assert form["payment_intent_data[transfer_group]"] == f"task:{TASK}"
+    assert stripe.intents[intent_id]["transfer_group"] == f"task:{TASK}"
     # Captured: the money is in the platform's balance (ours: succeeded); releasing asks Stripe nothing new.
     assert adapter.get_payment(reference).status == PaymentStatus.SUCCEEDED
     assert adapter.release_payment(reference).status == PaymentStatus.SUCCEEDED
@@ -229,7 +229,7 @@ def test_a_transfer_moves_the_sellers_share_from_the_payments_charge(adapter, st
         ("amount", "13500"),
         ("currency", "usd"),
         ("destination", account_id),
-        ("transfer_group", f"task-{TASK}"),
+        ("transfer_group", f"task:{TASK}"),
         ("source_transaction", charge_id),
         ("metadata[task_id]", TASK),
     ]
