@@ -141,14 +141,19 @@ def ledger_refunded(*, source: str, currency: str, amount: Decimal, key: str) ->
 # --- Earnings ------------------------------------------------------------------------------------------
 
 
+def _shown(amount: Decimal, currency: str) -> str:
+    """Money in events as in the API: a string in the currency's minor-unit places."""
+    return str(amount.quantize(quantum(currency)))
+
+
 def earning_data(earning: Earning) -> dict[str, Any]:
     return {
         "earning_id": earning.id,
         "source": earning.source,
         "currency": earning.currency,
-        "gross": earning.gross,
-        "fee": earning.fee,
-        "amount": earning.amount,
+        "gross": _shown(earning.gross, earning.currency),
+        "fee": _shown(earning.fee, earning.currency),
+        "amount": _shown(earning.amount, earning.currency),
         "status": earning.status,
     }
 
@@ -251,7 +256,7 @@ def earnings_settle(*, now: datetime | None = None, limit: int = 500) -> int:
 def payout_data(payout: Payout) -> dict[str, Any]:
     return {
         "payout_id": payout.id,
-        "amount": payout.amount,
+        "amount": _shown(payout.amount, payout.currency),
         "currency": payout.currency,
         "status": payout.status,
         "failure_reason": payout.failure_reason,

@@ -5,7 +5,24 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import checkout_return_url
+from payments.fees import quantum
 from payments.models import Earning, Payout, PayoutAccount
+
+
+def in_currency(amount, currency: str) -> str:
+    """An amount as the API shows money: a string with the currency's minor-unit places ("135.00", "500")."""
+    return str(amount.quantize(quantum(currency)))
+
+
+class CurrencyAmountField(serializers.DecimalField):
+    """A row's amount in its currency's precision (stored with 3 places for the 3-decimal currencies)."""
+
+    def __init__(self, attr: str, **kwargs):
+        self.attr = attr
+        super().__init__(max_digits=14, decimal_places=3, source="*", read_only=True, **kwargs)
+
+    def to_representation(self, instance):
+        return in_currency(getattr(instance, self.attr), instance.currency)
 
 
 class PayoutAccountStartInput(serializers.Serializer):
@@ -42,6 +59,12 @@ class BalanceSerializer(serializers.Serializer):
     paid_out = serializers.DecimalField(max_digits=14, decimal_places=3)
     frozen = serializers.DecimalField(max_digits=14, decimal_places=3, help_text="Held by an open card chargeback.")
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for name in ("pending", "available", "paid_out", "frozen"):
+            data[name] = in_currency(instance[name], instance["currency"])
+        return data
+
 
 class BalancesSerializer(serializers.Serializer):
     items = BalanceSerializer(many=True)
@@ -49,9 +72,9 @@ class BalancesSerializer(serializers.Serializer):
 
 class EarningSerializer(serializers.ModelSerializer):
     task_id = serializers.SerializerMethodField()
-    gross = serializers.DecimalField(max_digits=14, decimal_places=3)
-    fee = serializers.DecimalField(max_digits=14, decimal_places=3)
-    amount = serializers.DecimalField(max_digits=14, decimal_places=3, help_text="The net: gross - fee.")
+    gross = CurrencyAmountField("gross", help_text="The released amount, before the fee.")
+    fee = CurrencyAmountField("fee", help_text="The platform's fee (docs/payouts.md#the-fee).")
+    amount = CurrencyAmountField("amount", help_text="Your net: gross - fee.")
     payout_id = serializers.UUIDField(allow_null=True)
 
     class Meta:
@@ -77,7 +100,7 @@ class EarningSerializer(serializers.ModelSerializer):
 
 
 class PayoutSerializer(serializers.ModelSerializer):
-    amount = serializers.DecimalField(max_digits=14, decimal_places=3)
+    amount = CurrencyAmountField("amount")
 
     class Meta:
         model = Payout
