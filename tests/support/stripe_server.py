@@ -116,7 +116,7 @@ class StripeState:
             intent_id = self.sessions[session_id]["payment_intent"]
         return intent_id, self.pay(intent_id)
 
-    def complete_onboarding(self, account_id: str, *, name: str = "Seller") -> SignedEvent:
+    def complete_onboarding(self, account_id: str, *, name: str = "Seller", created: int | None = None) -> SignedEvent:
         """The owner finishes Stripe's hosted onboarding: details submitted, charges and payouts enabled."""
         with self.lock:
             account = self.accounts[account_id]
@@ -124,9 +124,9 @@ class StripeState:
             account["capabilities"] = {"transfers": "active"}
             account["requirements"] = {"currently_due": [], "past_due": [], "disabled_reason": None}
             account["business_profile"] = {"name": name}
-            return stripe_event("account.updated", dict(account), account=account_id)
+            return stripe_event("account.updated", dict(account), account=account_id, created=created)
 
-    def restrict(self, account_id: str) -> SignedEvent:
+    def restrict(self, account_id: str, *, created: int | None = None) -> SignedEvent:
         """Stripe needs more from an onboarded owner and stops their payouts until they give it."""
         with self.lock:
             account = self.accounts[account_id]
@@ -136,7 +136,7 @@ class StripeState:
                 "past_due": ["individual.verification.document"],
                 "disabled_reason": "requirements.past_due",
             }
-            return stripe_event("account.updated", dict(account), account=account_id)
+            return stripe_event("account.updated", dict(account), account=account_id, created=created)
 
     def expire_authorisation(self, intent_id: str) -> SignedEvent:
         """A held authorisation lapses: Stripe cancels the intent (`cancellation_reason=automatic`)."""
