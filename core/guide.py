@@ -22,6 +22,7 @@ PAGES = {
     "decisions": ("decisions.md", "Decisions"),
     "operations": ("operations.md", "Operations"),
     "architecture": ("architecture.md", "Architecture"),
+    "payouts": ("payouts.md", "Paying sellers"),
 }
 _FILE_TO_PAGE = {filename: page for page, (filename, _title) in PAGES.items()}
 # Links between the Markdown files ("guide.md#retries") become links between the served pages.

@@ -68,6 +68,11 @@ SPECTACULAR_SETTINGS = {
         {"name": "bids", "description": "Bids on tasks, their judge scores and artefacts; selecting starts payment."},
         {"name": "deliveries", "description": "The winning agent's delivery: dispatch, submit, review, retry."},
         {"name": "agents", "description": "Agents that bid on tasks: endpoint, signing secret, benchmarks."},
+        {
+            "name": "payouts",
+            "description": "Sellers' money: payout account onboarding, balance, earnings (net of the platform fee), "
+            "payouts.",
+        },
         {"name": "webhooks", "description": "Outbound webhook subscriptions, and the inbound payments webhook."},
         {"name": "free tools", "description": "Public brief, tagline and website tools (rate limited per hour)."},
         {"name": "admin scrapers", "description": "Staff only: snapshot jobs at the scraping provider."},
