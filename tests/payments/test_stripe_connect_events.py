@@ -202,3 +202,39 @@ def test_a_payout_is_paid_once_whether_the_event_or_our_record_comes_first(
     assert [c.account for c in stripe.posts("/v1/payouts")] == [account_id] * len(stripe.posts("/v1/payouts"))
     assert balance(bob_api)["paid_out"] == Decimal("135")
     assert client_with_token(jwt_for(stored.owner)).get("/api/v1/payouts").json()["items"][0]["status"] == "paid"
+
+
+# --- A dispute split on Stripe ----------------------------------------------------------------------
+
+
+def test_a_split_on_stripe_refunds_part_of_the_charge_and_transfers_the_net_of_the_rest(
+    api, alice_api, bob_api, staff_api, stripe, agent_server
+):
+    account_id = onboarded(api, bob_api, stripe)
+    task, intent_id = in_review(api, alice_api, bob_api, stripe, agent_server)
+    disputed = alice_api.post(f"/api/v1/tasks/{task['id']}/delivery/dispute", {"reason": "Off brief."}, format="json")
+    assert disputed.status_code == 200, disputed.content
+
+    decision = {"outcome": "split", "refund_amount": "50.00", "note": "Half was off brief."}
+    for _ in range(2):  # submitted twice: applied once
+        resolved = staff_api.post(f"/api/v1/disputes/{task['id']}/resolve", decision, format="json")
+        assert resolved.status_code == 200, resolved.content
+
+    [refund] = stripe.posts("/v1/refunds")
+    assert refund.form == [("payment_intent", intent_id), ("amount", "5000")]
+    assert refund.key == f"dispute:{resolved.json()['id']}:refund"
+    charge = stripe.charges[stripe.intents[intent_id]["latest_charge"]]
+    assert (charge["amount_refunded"], charge["refunded"]) == (5000, False)
+    [transfer] = stripe.posts("/v1/transfers")
+    earning = Earning.objects.get(source=f"task:{task['id']}")
+    assert transfer.fields == {
+        "amount": "9000",  # 150 - 50 refunded = 100 released, less the 10 % fee
+        "currency": "usd",
+        "destination": account_id,
+        "transfer_group": f"task:{task['id']}",
+        "source_transaction": charge["id"],
+        "metadata[earning_id]": str(earning.id),
+        "metadata[source]": f"task:{task['id']}",
+    }
+    assert transfer.key == f"earning-transfer:{earning.id}"
+    assert stripe.intents[intent_id]["transfer_group"] == f"task:{task['id']}"
