@@ -28,12 +28,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 from payments import signing
 from payments.events import SignedEvent, provider_id, signing_secret
-from tests.support.servers import serve_http
 
 Form = list[tuple[str, str]]
 
@@ -589,10 +588,24 @@ def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
+def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    """As tests.support.servers.serve_http, polling for shutdown every 50 ms rather than 500: every test
+    that uses the stand-in stops it."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
 def stripe_stand_in(settings) -> Iterator[StripeState]:
     """Point the Stripe adapter (PAYMENTS_PROVIDER=stripe) at a fresh stand-in for the test."""
     state = StripeState()
-    with serve_http(_handler(state)) as server:
+    with _serve(_handler(state)) as server:
         settings.PAYMENTS_PROVIDER = "stripe"
         settings.STRIPE_API_KEY = "sk_test_stand_in"
         settings.STRIPE_API_BASE = f"http://127.0.0.1:{server.server_address[1]}"
