@@ -57,6 +57,8 @@ def _task_problems() -> list[str]:
             bucket["refunded"] -= total
         elif kind == "released" and account.endswith(":pending"):
             bucket["net"] -= total
+        elif kind == "reversed" and account.startswith("seller:"):
+            bucket["net"] -= total  # a refund after release takes the net back
     problems = []
     for (source, currency), bucket in sorted(sums.items()):
         paid, held = bucket["paid"], bucket["held"]
@@ -68,13 +70,14 @@ def _task_problems() -> list[str]:
             )
         if held < 0:
             problems.append(f"{source}: more released or refunded than paid (held {held} {currency})")
-    for earning in Earning.objects.filter(source__startswith="task:").only(
-        "source", "currency", "gross", "fee", "amount"
-    ):
+    fields = ("source", "currency", "gross", "fee", "amount", "reversed_amount")
+    for earning in Earning.objects.filter(source__startswith="task:").only(*fields):
         bucket = sums.get((earning.source, earning.currency))
         if earning.gross != earning.fee + earning.amount:
             problems.append(f"earning {earning.pk} ({earning.source}): gross {earning.gross} != fee + net")
-        if bucket is None or bucket["fee"] != earning.fee or bucket["net"] != earning.amount:
+        # A refund after release reverses the whole earning, fee included.
+        fee = ZERO if earning.reversed_amount else earning.fee
+        if bucket is None or bucket["fee"] != fee or bucket["net"] != earning.amount - earning.reversed_amount:
             problems.append(
                 f"earning {earning.pk} ({earning.source}): fee {earning.fee} / net {earning.amount} "
                 f"{earning.currency} not what the ledger released"

@@ -21,6 +21,7 @@ from tasks_market.models import (
     DisputeOutcome,
     DisputeResolution,
     Payment,
+    PaymentStatus,
     Task,
     TaskStatus,
 )
@@ -185,9 +186,14 @@ class PaymentAdmin(ReadOnlyAdmin):
     )
     actions = ["refund"]
 
-    @admin.action(description="Refund the selected payments (disputed tasks only)")
+    @admin.action(description="Refund the selected payments (disputed tasks, or released: reverses the seller's share)")
     def refund(self, request, queryset):
-        _run_each(self, request, queryset, lambda p: payment_services.payment_refund(payment_id=p.id), "Refunded")
+        def refund(payment):
+            if payment.status == PaymentStatus.RELEASED:
+                return dispute_services.payment_refund_released(task_id=payment.task_id)
+            return payment_services.payment_refund(payment_id=payment.id)
+
+        _run_each(self, request, queryset, refund, "Refunded")
 
 
 class DeliveryAttemptInline(admin.TabularInline):

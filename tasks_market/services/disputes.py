@@ -28,7 +28,8 @@ from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
 from payments.fees import fee_split
-from payments.payouts import ledger_refunded
+from payments.models import Earning
+from payments.payouts import earning_reverse, earning_transfer_reverse, ledger_refunded
 from payments.providers import get_payment_provider
 from tasks_market.models import (
     Delivery,
@@ -187,3 +188,38 @@ def _record(resolution_pk: UUID) -> None:
     resolution.save(update_fields=["status", "applied_at"])
     publish("dispute.resolved", resolution_data(resolution, task), task.poster_id, delivery.agent.owner_id)
     logger.info("dispute of task %s resolved: %s", task.id, resolution.outcome)
+
+
+def payment_refund_released(*, task_id: UUID) -> Payment:
+    """Staff: refund the poster in full after the task was released (docs/payouts.md#refunds-after-release).
+
+    As a resolution: with no lock held, the seller's transfer is reversed (when one was made and the
+    money is not paid out yet) and the rest of the payment refunded, each keyed by the earning or the
+    payment; then, under the task's lock and once, the earning is reversed (a paid-out one is debited
+    from the owner's balance) and the refund written to the ledger."""
+    payment = Payment.objects.filter(
+        task_id=task_id, status__in=(PaymentStatus.RELEASED, PaymentStatus.REFUNDED)
+    ).first()
+    if payment is None:
+        raise InvalidState("Only a released payment can be refunded after release.")
+    if payment.status == PaymentStatus.REFUNDED:
+        return payment
+    source = f"task:{task_id}"
+    earning = Earning.objects.filter(source=source).first()
+    if earning is not None and not earning.reversed_amount:
+        earning_transfer_reverse(earning=earning)
+    remaining = payment.amount - payment.refunded_amount
+    get_payment_provider().refund_payment_partially(
+        payment_id=payment.provider_payment_id, amount=remaining, idempotency_key=f"refund-after-release:{payment.pk}"
+    )
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=task_id).first()  # the lock order: the task first
+        payment = Payment.objects.select_for_update().get(pk=payment.pk)
+        if payment.status == PaymentStatus.REFUNDED:  # a twin recorded it
+            return payment
+        earning_reverse(source=source)
+        ledger_refunded(source=source, currency=payment.currency, amount=remaining, key=f"after-release:{payment.pk}")
+        payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
+        payment.save(update_fields=["status", "refunded_amount", "updated_at"])
+        logger.warning("payment %s of task %s refunded after release", payment.provider_payment_id, task_id)
+    return payment
