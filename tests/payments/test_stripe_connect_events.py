@@ -7,6 +7,9 @@ before and after what they race with, end in the same state.
 - `charge.dispute.created` (a card chargeback) before or after the poster's approval releases the task.
 - `payout.paid` before or after our payout record knows Stripe's payout id (the event overtakes the
   create's answer).
+
+And the money paths that meet Stripe's Connect calls: a dispute split (a partial refund, the net of the
+rest transferred from the charge) and a refund after release (the transfer reversed, then the refund).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from payments.models import Earning, Payout, PayoutAccount
 from payments.payouts import earnings_settle, payout_owner, payout_send
 from payments.providers.stripe import StripePaymentProvider
 from tasks_market.models import Task
+from tasks_market.services.disputes import payment_refund_released
 from tests.conftest import client_with_token, jwt_for
 from tests.support.stripe_server import stripe_event, stripe_stand_in
 from tests.tasks_market.conftest import Receiver, place_bid, post_task, register_agent
@@ -238,3 +242,26 @@ def test_a_split_on_stripe_refunds_part_of_the_charge_and_transfers_the_net_of_t
     }
     assert transfer.key == f"earning-transfer:{earning.id}"
     assert stripe.intents[intent_id]["transfer_group"] == f"task:{task['id']}"
+
+
+def test_a_refund_after_release_on_stripe_reverses_the_transfer_then_refunds_the_charge(
+    api, alice_api, bob_api, stripe, agent_server
+):
+    account_id = onboarded(api, bob_api, stripe)
+    task, intent_id = in_review(api, alice_api, bob_api, stripe, agent_server)
+    approve(alice_api, task)
+    earning = Earning.objects.get(source=f"task:{task['id']}")
+    assert stripe.balances[account_id] == {"usd": 13500}
+
+    for _ in range(2):  # staff ask twice: once at Stripe
+        payment_refund_released(task_id=task["id"])
+
+    reversals = stripe.posts(f"/v1/transfers/{earning.transfer_id}/reversals")
+    assert [(c.form, c.key) for c in reversals] == [
+        ([("amount", "13500"), ("expand[]", "transfer")], f"earning-reversal:{earning.pk}")
+    ]
+    [refund] = stripe.posts("/v1/refunds")
+    assert refund.form == [("payment_intent", intent_id), ("amount", "15000")]
+    assert stripe.transfers[earning.transfer_id]["reversed"] is True
+    assert stripe.balances[account_id] == {"usd": 0}
+    assert stripe.charges[stripe.intents[intent_id]["latest_charge"]]["refunded"] is True
