@@ -11,8 +11,15 @@ in the platform's balance and no card authorisation can expire while a task is d
 task:<task id>`, the group its seller's transfer joins. Payments created before were held
 (`capture_method=manual`, `requires_capture`): `release_payment` still captures such an intent; for
 an intent captured at once Stripe refuses the capture and the adapter answers with the payment as it
-is (`succeeded`), so a caller that still asks changes nothing. Refunding
-an intent that was never captured cancels it, which gives the authorisation back.
+is (`succeeded`), so a caller that still asks changes nothing. Refunding an intent that was never
+captured cancels it, which gives the authorisation back.
+
+Checkout creates the PaymentIntent only when the customer pays, so the id we hand back is the
+session's (`cs_...`): callers store it as the payment's provider reference and replace it with the
+intent's `pi_...` when the first event names the intent (`checkout.session.completed`'s
+`payment_intent`, or a `payment_intent.*` event whose metadata points at our record). Every method
+here accepts either id: a `cs_` id is resolved to its intent when there is one; a session nobody
+paid is expired instead of cancelled or refunded.
 
 Subscriptions (`mode=subscription`): the plan's price from STRIPE_PRICE_IDS, the metadata on the
 session and on the subscription (`subscription_data[metadata]`), `client_reference_id` = the team.
