@@ -9,26 +9,31 @@ before and after what they race with, end in the same state.
   create's answer).
 
 And the money paths that meet Stripe's Connect calls: a dispute split (a partial refund, the net of the
-rest transferred from the charge) and a refund after release (the transfer reversed, then the refund).
+rest transferred from the charge), a refund after release (the transfer reversed, then the refund), and
+payments held before capture-on-pay (captured by the beat; or cancelled by Stripe when the
+authorisation lapsed: `payment_intent.canceled`).
 """
 
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from payments.events import SignedEvent
 from payments.models import Earning, Payout, PayoutAccount
 from payments.payouts import earnings_settle, payout_owner, payout_send
 from payments.providers.stripe import StripePaymentProvider
-from tasks_market.models import Task
+from tasks_market.models import DeliveryStatus, Payment, Task
 from tasks_market.services.disputes import payment_refund_released
+from tasks_market.services.payments import held_payments_capture
 from tests.conftest import client_with_token, jwt_for
-from tests.support.stripe_server import stripe_event, stripe_stand_in
+from tests.support.stripe_server import stored_intent, stripe_event, stripe_stand_in
 from tests.tasks_market.conftest import Receiver, place_bid, post_task, register_agent
-from tests.tasks_market.factories import text_artefact
+from tests.tasks_market.factories import delivering_task, text_artefact
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the after-commit jobs (transfer, dispatch) run
 
@@ -265,3 +270,41 @@ def test_a_refund_after_release_on_stripe_reverses_the_transfer_then_refunds_the
     assert stripe.transfers[earning.transfer_id]["reversed"] is True
     assert stripe.balances[account_id] == {"usd": 0}
     assert stripe.charges[stripe.intents[intent_id]["latest_charge"]]["refunded"] is True
+
+
+# --- Payments held before capture-on-pay -------------------------------------------------------------
+
+
+def _held_at_stripe(stripe, poster) -> tuple[Task, str]:
+    """A task in review whose payment was authorised and held at Stripe (made before capture-on-pay)."""
+    task, _ = delivering_task(poster=poster, delivery_status=DeliveryStatus.SUBMITTED)
+    intent = stored_intent(stripe, {"amount": "15000", "currency": "usd", "capture_method": "manual"})
+    stripe.pay(intent["id"])
+    Payment.objects.filter(task=task).update(provider="stripe", provider_payment_id=intent["id"], captured_at=None)
+    return task, intent["id"]
+
+
+def test_a_held_payment_is_captured_at_stripe_by_the_beat_before_it_expires(alice, alice_api, stripe):
+    task, intent_id = _held_at_stripe(stripe, alice)
+    Payment.objects.filter(task=task).update(succeeded_at=timezone.now() - timedelta(days=4))  # paid 4 days ago
+
+    assert held_payments_capture() == 1
+
+    assert [c.form for c in stripe.posts(f"/v1/payment_intents/{intent_id}/capture")] == [[]]
+    assert stripe.intents[intent_id]["status"] == "succeeded"
+    assert Payment.objects.get(task=task).captured_at is not None
+    response = alice_api.post(f"/api/v1/tasks/{task.id}/delivery/approve")
+    assert response.status_code == 200, response.content
+    assert Earning.objects.get(source=f"task:{task.id}").amount == Decimal("135")
+
+
+def test_a_held_payment_whose_authorisation_lapsed_at_stripe_cannot_be_released(api, alice, alice_api, stripe):
+    task, intent_id = _held_at_stripe(stripe, alice)
+
+    assert post(api, stripe.expire_authorisation(intent_id)) == "processed"
+
+    assert Payment.objects.get(task=task).status == "cancelled"
+    response = alice_api.post(f"/api/v1/tasks/{task.id}/delivery/approve")
+    assert response.status_code == 409, response.content
+    assert stripe.posts(f"/v1/payment_intents/{intent_id}/capture") == []
+    assert not Earning.objects.exists()
