@@ -17,6 +17,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
@@ -24,7 +25,7 @@ from core.errors import NotFound, ProviderError, ProviderUnavailable
 from payments import ledger
 from payments.announce import announce
 from payments.fees import fee_split, quantum
-from payments.models import Chargeback, ChargebackState, Earning, EarningStatus, Payout, PayoutAccount
+from payments.models import Chargeback, ChargebackState, Earning, EarningStatus, LedgerLine, Payout, PayoutAccount
 from payments.providers import get_payment_provider
 from payments.providers.base import PayoutAccountStatus
 from payments.providers.stripe import payout_account_status
@@ -280,12 +281,16 @@ def payouts_run(*, now: datetime | None = None) -> int:
     )[:500]:
         _quietly(payout_send, payout_id=payout_id)
     made = 0
-    owners = (
-        Earning.objects.filter(status=EarningStatus.AVAILABLE, payout__isnull=True)
+    # Owners whose available balance is a credit (money owed to them), from the ledger itself: a won
+    # chargeback can make money available again without any earning being available.
+    owed = (
+        LedgerLine.objects.filter(account__endswith=":available")
+        .values("owner_id", "currency")
+        .annotate(total=Sum("amount"))
+        .filter(total__lt=0)
         .values_list("owner_id", "currency")
-        .distinct()
     )
-    for owner_id, currency in list(owners)[:500]:
+    for owner_id, currency in list(owed)[:500]:
         payout = payout_owner(owner_id=owner_id, currency=currency)
         if payout is not None:
             made += 1

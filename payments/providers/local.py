@@ -7,6 +7,12 @@ settles them through `simulate_payment()` / `simulate_subscription()`, which cha
 build the matching signed provider event for our own webhook. Event objects look like
 Stripe's: amounts in minor units, Stripe's status words, Unix timestamps.
 
+A task payment's `succeeded` means captured: the money is the platform's until released to a seller
+(docs/payouts.md); `release_payment` still captures a payment held before that change. Sellers' payout
+accounts, onboarding links, transfers, reversals, partial refunds and payouts are `LocalConnectObject`
+rows; the hosted onboarding page (`/payouts/onboarding/{link}`, payments.onboarding) activates an account
+and builds its `account.updated` event.
+
 Creates are idempotent like Stripe's: the `idempotency_key` is a unique column, so the same key
 answers with the same object (in its current state) and never makes a second row, even when two
 creates with it race; reusing a key with different parameters is refused, as Stripe refuses it.

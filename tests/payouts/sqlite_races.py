@@ -1,0 +1,100 @@
+"""The money races on the embedded default (`make run`: SQLite, one threaded process), as
+tests/payouts/test_concurrency.py runs them on PostgreSQL.
+
+    DJANGO_SETTINGS_MODULE=config.settings.local VAR_DIR=<dir> python -m tests.payouts.sqlite_races
+
+Migrates a fresh database in VAR_DIR, runs each race with threads released by a barrier, and prints one
+JSON line: what each race left behind and the ledger check's problems.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+from decimal import Decimal
+
+import django
+
+
+def main() -> None:
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.utils import timezone
+
+    from payments.ledger_check import ledger_problems
+    from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, PayoutAccount
+    from payments.payouts import ledger_captured, payouts_run
+    from tasks_market.models import Delivery, DeliveryStatus, DisputeResolution, Payment
+    from tasks_market.services.deliveries import deliveries_release_due, delivery_approve
+    from tasks_market.services.disputes import dispute_resolve
+    from tests.tasks_market.factories import AgentFactory, delivering_task
+
+    call_command("migrate", verbosity=0)
+
+    def paid(status: str, agent=None):
+        task, delivery = delivering_task(delivery_status=status, **({"agent": agent} if agent else {}))
+        payment = Payment.objects.get(task=task)
+        Payment.objects.filter(pk=payment.pk).update(captured_at=timezone.now())
+        ledger_captured(source=f"task:{task.id}", currency=payment.currency, amount=payment.amount)
+        LocalPayment.objects.create(
+            id=payment.provider_payment_id, amount_minor=15000, currency="usd", client_secret="s", status="succeeded"
+        )
+        Delivery.objects.filter(pk=delivery.pk).update(submitted_at=timezone.now() - timedelta(hours=80))
+        return task
+
+    def together(*calls):
+        barrier = threading.Barrier(len(calls))
+        results = [None] * len(calls)
+
+        def run(index, call):
+            try:
+                barrier.wait()
+                results[index] = call()
+            except Exception as exc:  # reported below
+                results[index] = exc
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return [type(r).__name__ if isinstance(r, Exception) else "ok" for r in results]
+
+    out = {}
+    task = paid(DeliveryStatus.SUBMITTED)
+    out["approve_vs_window"] = together(
+        lambda: delivery_approve(user=task.poster, task_id=task.id), deliveries_release_due
+    )
+    out["approve_vs_window_earnings"] = Earning.objects.filter(source=f"task:{task.id}").count()
+
+    task = paid(DeliveryStatus.DISPUTED)
+    split = {"task_id": task.id, "outcome": "split", "refund_amount": Decimal("50.00"), "note": "half"}
+    out["two_staff"] = together(lambda: dispute_resolve(**split), lambda: dispute_resolve(**split))
+    out["two_staff_resolutions"] = DisputeResolution.objects.filter(task=task).count()
+    out["two_staff_refunded_minor"] = LocalPayment.objects.get(
+        id=Payment.objects.get(task=task).provider_payment_id
+    ).amount_refunded_minor
+
+    agent = AgentFactory()
+    PayoutAccount.objects.create(
+        owner=agent.owner, provider="local", provider_account_id="acct_sqlite", status="active", payouts_enabled=True
+    )
+    LocalConnectObject.objects.create(id="acct_sqlite", kind="account", status="active")
+    first = paid(DeliveryStatus.SUBMITTED, agent=agent)
+    delivery_approve(user=first.poster, task_id=first.id)
+    second = paid(DeliveryStatus.DISPUTED, agent=agent)
+    split = {"task_id": second.id, "outcome": "split", "refund_amount": Decimal("50.00"), "note": "half"}
+    out["refund_vs_payout"] = together(lambda: dispute_resolve(**split), payouts_run)
+    payouts_run()
+    out["refund_vs_payout_refunds"] = LedgerEntry.objects.filter(kind="refunded", source=f"task:{second.id}").count()
+    out["refund_vs_payout_paid"] = str(sum(p.amount for p in agent.owner.payouts.all()).quantize(Decimal("0.01")))
+    out["ledger_problems"] = ledger_problems()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""The money races on the embedded default (`make run`'s SQLite), in a process of its own, as
+tests/core/test_embedded_sqlite_queues_writers.py runs SQLite writers (tests/payouts/sqlite_races.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_each_race_applies_once_on_sqlite(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.local", VAR_DIR=str(tmp_path / "var"))
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.payouts.sqlite_races"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert result["approve_vs_window_earnings"] == 1, result
+    assert result["two_staff"] == ["ok", "ok"], result
+    assert (result["two_staff_resolutions"], result["two_staff_refunded_minor"]) == (1, 5000), result
+    assert result["refund_vs_payout"] == ["ok", "ok"], result
+    assert result["refund_vs_payout_refunds"] == 1, result
+    assert result["refund_vs_payout_paid"] == "225.00", result  # 135.00 + 90.00, each once
+    assert result["ledger_problems"] == [], result
