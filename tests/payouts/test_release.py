@@ -3,6 +3,7 @@ settled, then available, then paid out; the ledger balanced at every step (docs/
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import timedelta
 from decimal import Decimal
@@ -164,3 +165,16 @@ def test_an_owner_without_an_active_account_keeps_accruing(alice_api, seller_api
     payouts_run()
     assert Payout.objects.get().amount == Decimal("270.000")
     assert ledger_problems() == []
+
+
+def test_the_commands_run_the_jobs_now(alice_api, seller_api, seller, api):
+    task_id = in_review(alice_api, seller_api, api)["task"]["id"]
+    out = io.StringIO()
+
+    call_command("release_reviewed", "--window-hours", "0", stdout=out)
+    onboard(seller)
+    call_command("payouts_run", stdout=out)
+
+    assert "1 delivery released." in out.getvalue() and "1 payout(s) made." in out.getvalue()
+    assert task_of(task_id).status == TaskStatus.COMPLETED
+    assert Payout.objects.get().status == "paid"
