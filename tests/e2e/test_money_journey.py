@@ -9,23 +9,22 @@ the checkout page; the agent delivers. Then, three ways:
 - the poster disputes: staff split it through the admin-only API, the poster gets part back and the
   seller is paid the rest.
 
-After each, `manage.py ledger_check` passes. The beat's money jobs (settle earnings every 5 minutes, pay
-out daily, release reviewed deliveries every 10 minutes) are run by the operator at once, as the job
-functions in `manage.py shell` with the server's environment (the review window's with
-REVIEW_WINDOW_HOURS=0, as if it had passed), instead of waiting for their schedule. Run shape only: the
-agent endpoint is on 127.0.0.1, which production settings refuse.
+After each, `manage.py ledger_check` passes. The beat's money jobs run at once instead of on their
+schedule, as an operator runs them with the server's environment: `manage.py release_reviewed
+--window-hours 0` (as if the review window had passed) and `manage.py payouts_run`; the settle job alone
+(pending → available, every 5 minutes) through `manage.py shell`, to see the earning available before
+it is paid out. Run shape only: the agent endpoint is on 127.0.0.1, which production settings refuse.
 """
 
 from __future__ import annotations
 
-import subprocess
 from decimal import Decimal
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.e2e.harness import PASSWORD, PYTHON, ROOT, SETTINGS, Server, create_user
+from tests.e2e.harness import PASSWORD, Server, create_user
 from tests.ops.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.ops.test_checkout_browser import User, pay_on_the_checkout_page, post_task_and_bid, wait_for
 from tests.tasks_market.conftest import Receiver
@@ -34,20 +33,10 @@ from tests.tasks_market.factories import text_artefact
 BID = Decimal("150.00")  # post_task_and_bid's bid; the platform's fee is 10 % by default
 
 
-def run_job(server: Server, job: str, **env: str) -> str:
-    """A beat job run now by the operator: `manage.py shell` with the server's environment (plus `env`)."""
+def run_job(server: Server, job: str) -> str:
+    """A beat job run now by the operator: its function in `manage.py shell`, with the server's environment."""
     module, _, name = job.rpartition(".")
-    code = f"from {module} import {name}\nprint('JOB-RESULT', {name}())"
-    result = subprocess.run(
-        [PYTHON, "manage.py", "shell", "-c", code],
-        cwd=ROOT,
-        env={**server.env, "DJANGO_SETTINGS_MODULE": SETTINGS[server.shape], **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, f"{job} failed:\n{result.stdout}\n{result.stderr}"
-    return result.stdout
+    return server.manage("shell", "-c", f"from {module} import {name}\nprint('JOB-RESULT', {name}())")
 
 
 def ledger_check(server: Server) -> str:
@@ -113,7 +102,7 @@ def paid_out(server: Server, seller: Seller, task_id: str, net: Decimal) -> None
     available = seller.balance()["available"]
     assert available >= net
 
-    run_job(server, "payments.tasks.run_payouts")
+    assert "payout(s) made" in server.manage("payouts_run")
     earning = wait_for(lambda: (e := seller.earning(task_id))["status"] == "paid_out" and e)
     payout = next(p for p in seller.call("GET", "/api/v1/payouts")["items"] if p["id"] == earning["payout_id"])
     assert (payout["status"], Decimal(payout["amount"])) == ("paid", available)
@@ -170,9 +159,9 @@ def test_a_silent_poster_is_released_by_the_review_window(server, scenario, peop
     onboard(browser_page, seller, "Silent Copy Co")
     task, _payment_id = delivered(browser_page, poster, seller, agent_endpoint)
 
-    run_job(server, "tasks_market.tasks.release_reviewed_deliveries", REVIEW_WINDOW_HOURS="0")
+    assert "1 delivery released" in server.manage("release_reviewed", "--window-hours", "0")
     assert poster.call("GET", f"/api/v1/tasks/{task['id']}")["status"] == "completed"
-    run_job(server, "tasks_market.tasks.release_reviewed_deliveries", REVIEW_WINDOW_HOURS="0")  # twice: nothing more
+    assert "0 deliveries released" in server.manage("release_reviewed", "--window-hours", "0")  # once
 
     paid_out(server, seller, task["id"], Decimal("135.00"))
     ledger_check(server)
