@@ -188,6 +188,26 @@ class ChargebackState(models.TextChoices):
     LOST = "lost", "Lost"
 
 
+class Chargeback(models.Model):
+    """A card chargeback on a payment as the provider announced it (Stripe: a dispute), kept whether or
+    not anything was released yet: an earning released after it opened is frozen at once
+    (docs/payouts.md#chargebacks), so the events' order does not matter."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        WON = "won", "Won"
+        LOST = "lost", "Lost"
+
+    id = models.CharField(primary_key=True, max_length=64, help_text="The provider's dispute id (dp_...).")
+    payment_ref = models.CharField(max_length=255, db_index=True, help_text="The provider's payment id.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"chargeback {self.id} on {self.payment_ref} {self.status}"
+
+
 class Earning(models.Model):
     """A seller's net share of one released payment (one per source: a task is released once)."""
 

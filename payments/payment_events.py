@@ -26,7 +26,9 @@ def on_payout(event: ProviderEvent) -> None:
     if payout_id := _str(event.object.get("id")):
         paid = event.type == "payout.paid"
         reason = _str(event.object.get("failure_message")) or _str(event.object.get("failure_code"))
-        payout_settle(provider_payout_id=payout_id, paid=paid, reason=reason)
+        metadata = event.object.get("metadata") if isinstance(event.object.get("metadata"), dict) else {}
+        ours = _str(metadata.get("payout_id"))  # set by payout_send: the event may overtake the create's answer
+        payout_settle(provider_payout_id=payout_id, paid=paid, reason=reason, payout_id=ours)
 
 
 def _intent(obj: dict) -> str:

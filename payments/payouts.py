@@ -25,9 +25,10 @@ from core.errors import NotFound, ProviderError, ProviderUnavailable
 from payments import ledger
 from payments.announce import announce
 from payments.fees import fee_split, quantum
-from payments.models import ChargebackState, Earning, EarningStatus, LedgerLine, Payout, PayoutAccount
+from payments.models import Chargeback, ChargebackState, Earning, EarningStatus, LedgerLine, Payout, PayoutAccount
 from payments.providers import get_payment_provider
 from payments.providers.base import PayoutAccountStatus
+from payments.providers.stripe import payout_account_status
 
 logger = logging.getLogger(__name__)
 
@@ -82,16 +83,10 @@ def payout_account_for(*, owner) -> PayoutAccount:
 
 
 def account_status_from_event(obj: dict[str, Any]) -> tuple[str, bool]:
-    """Stripe's account object → (our status, payouts_enabled). Active once Stripe can charge and pay it;
-    restricted when it has submitted its details but Stripe disabled it (requirements past due);
-    onboarding otherwise."""
-    payouts_enabled = obj.get("payouts_enabled") is True
-    requirements = obj.get("requirements") if isinstance(obj.get("requirements"), dict) else {}
-    if payouts_enabled and obj.get("charges_enabled") is True:
-        return PayoutAccountStatus.ACTIVE, True
-    if obj.get("details_submitted") is True or requirements.get("disabled_reason"):
-        return PayoutAccountStatus.RESTRICTED, payouts_enabled
-    return PayoutAccountStatus.ONBOARDING, payouts_enabled
+    """Stripe's account object (the local provider's events have its shape) → (our status,
+    payouts_enabled), by the one rule the Stripe adapter reads accounts with (a new account's past-due
+    requirements are onboarding, not a restriction; see payments.providers.stripe)."""
+    return payout_account_status(obj), obj.get("payouts_enabled") is True
 
 
 @transaction.atomic
@@ -196,6 +191,9 @@ def earning_record(
         ],
         memo=f"fee {split.fee}, net {split.net}",
     )
+    # A chargeback the provider announced before this release freezes the earning at once.
+    if opened := Chargeback.objects.filter(payment_ref=payment_ref, status=Chargeback.Status.OPEN).first():
+        _chargeback_apply(earning, opened.id)
     # The transfer is a provider call: after commit, outside any lock (the payout run retries it).
     enqueue_after_commit("payments.tasks.transfer_earning", str(earning.id))
     return earning
@@ -300,6 +298,13 @@ def payouts_run(*, now: datetime | None = None) -> int:
     return made
 
 
+def _uuid(value: str) -> UUID | None:
+    try:
+        return UUID(str(value))
+    except ValueError:
+        return None
+
+
 def _quietly(function, **kwargs) -> None:
     try:
         function(**kwargs)
@@ -364,11 +369,17 @@ def payout_send(*, payout_id: UUID | str) -> Payout:
     return Payout.objects.get(pk=payout.pk)
 
 
-def payout_settle(*, provider_payout_id: str, paid: bool, reason: str = "") -> Payout | None:
+def payout_settle(*, provider_payout_id: str, paid: bool, reason: str = "", payout_id: str = "") -> Payout | None:
     """`payout.paid` / `payout.failed` (or the local provider's answer): once. A failed payout gives its
-    money back to available (and its earnings too), to be paid by the next run."""
+    money back to available (and its earnings too), to be paid by the next run. `payout_id` (the event's
+    metadata, which payout_send sets) finds a payout whose create's answer never reached us."""
     with transaction.atomic():
         payout = Payout.objects.select_for_update().filter(provider_payout_id=provider_payout_id).first()
+        if payout is None and _uuid(payout_id):
+            payout = Payout.objects.select_for_update().filter(pk=payout_id, provider_payout_id="").first()
+            if payout is not None:
+                payout.provider_payout_id = provider_payout_id
+                payout.save(update_fields=["provider_payout_id", "updated_at"])
         if payout is None:
             logger.info("payout event for unknown payout %s ignored", provider_payout_id)
             return None
@@ -418,12 +429,19 @@ def chargeback_open(*, payment_ref: str, dispute_id: str) -> Earning | None:
     """`charge.dispute.created`: the card's owner disputes the charge. The seller's unpaid earning of it
     is frozen; one already paid out is debited from the owner's available balance (a negative balance is
     paid back from later earnings). Staff are told (ERROR in the log; the earning shows in the admin)."""
+    Chargeback.objects.get_or_create(id=dispute_id, defaults={"payment_ref": payment_ref})
     earning = Earning.objects.select_for_update().filter(payment_ref=payment_ref).first()
-    if earning is None:
-        logger.error("chargeback %s on payment %s: nothing released yet; staff decide", dispute_id, payment_ref)
+    if earning is None:  # remembered: the release freezes the earning it makes (earning_record)
+        logger.error("chargeback %s on payment %s: nothing released yet; needs attention", dispute_id, payment_ref)
         return None
+    return _chargeback_apply(earning, dispute_id)
+
+
+def _chargeback_apply(earning: Earning, dispute_id: str) -> Earning:
+    """Freeze the (locked or just created) earning, or debit it when it was paid out; once."""
     if earning.chargeback_state in (ChargebackState.FROZEN, ChargebackState.DEBITED):
         return earning
+    payment_ref = earning.payment_ref
     key = f"chargeback:{dispute_id}"
     if earning.status in (EarningStatus.PENDING, EarningStatus.AVAILABLE):
         _move(earning, "chargeback_frozen", key, earning.status, "frozen", earning.amount)
@@ -450,6 +468,8 @@ def chargeback_open(*, payment_ref: str, dispute_id: str) -> Earning | None:
 def chargeback_close(*, payment_ref: str, dispute_id: str, won: bool) -> Earning | None:
     """`charge.dispute.closed`: won gives the earning back (unfrozen, or credited back); lost keeps the
     debit, and a frozen earning is reversed."""
+    status = Chargeback.Status.WON if won else Chargeback.Status.LOST
+    Chargeback.objects.update_or_create(id=dispute_id, defaults={"payment_ref": payment_ref, "status": status})
     earning = Earning.objects.select_for_update().filter(payment_ref=payment_ref).first()
     if earning is None or earning.chargeback_state not in (ChargebackState.FROZEN, ChargebackState.DEBITED):
         return earning

@@ -5,10 +5,14 @@ Every payment and subscription is a Stripe Checkout Session (`POST /v1/checkout/
 
 Payments (`mode=payment`): one line item priced inline (`price_data`, minor units); the metadata is
 copied to the session and to the PaymentIntent Checkout creates (`payment_intent_data[metadata]`).
-Task payments use `capture_method=manual`: paying secures the money (`requires_capture`, our
-`succeeded`, announced by `payment_intent.amount_capturable_updated`), approval captures it (our
-`released`). Credit top-ups (metadata `kind=credit_top_up`) are captured at once. Refunding an
-intent that was never captured cancels it, which gives the authorisation back.
+Every payment is captured as soon as the customer pays (`capture_method=automatic`), so the money sits
+in the platform's balance and no card authorisation can expire while a task is delivered and reviewed
+(docs/payouts.md). A task payment (metadata `task_id`) also gets `payment_intent_data[transfer_group]=
+task:<task id>`, the group its seller's transfer joins. Payments created before were held
+(`capture_method=manual`, `requires_capture`): `release_payment` still captures such an intent; for
+an intent captured at once Stripe refuses the capture and the adapter answers with the payment as it
+is (`succeeded`), so a caller that still asks changes nothing. Refunding an intent that was never
+captured cancels it, which gives the authorisation back.
 
 Checkout creates the PaymentIntent only when the customer pays, so the id we hand back is the
 session's (`cs_...`): callers store it as the payment's provider reference and replace it with the
@@ -26,10 +30,41 @@ the first `customer.subscription.*` event (its metadata).
 Status mapping (PaymentIntent → ours):
     requires_payment_method   → requires_payment, or failed when `last_payment_error` is set
     requires_confirmation, requires_action, processing → requires_payment
-    requires_capture          → succeeded
-    succeeded                 → released (manual capture), or refunded when its charge is refunded
+    requires_capture          → succeeded (an old held payment: the money is authorised)
+    succeeded                 → succeeded (captured at once: the money is in the platform's balance),
+                                released (an old held payment, captured on approval),
+                                refunded when its charge is refunded in full (a partial refund keeps it)
     canceled                  → cancelled, or refunded when we cancelled it as a refund
+`released` of a task payment captured at once is our domain's word for "the seller's share moved" (a
+transfer, below); Stripe's intent does not change when it happens, so this adapter never answers it.
 Subscriptions keep Stripe's words; `incomplete_expired` → canceled and `paused` → unpaid.
+
+Paying sellers (Connect, separate charges and transfers; docs/payouts.md):
+    payout account   POST /v1/accounts: `type=express`, `email`, `country`,
+                     `capabilities[transfers][requested]=true`, `settings[payouts][schedule][interval]=manual`,
+                     `metadata`; GET /v1/accounts/{id} → PayoutAccount. Status: `restricted` when Stripe
+                     disabled the account (`requirements.disabled_reason`) or requirements are `past_due`
+                     after the owner submitted their details; `active` when details are submitted and
+                     payouts (and charges or the transfers capability) are enabled; otherwise `onboarding`
+                     (a new account has past-due requirements until the owner fills them in: that is
+                     onboarding, not a restriction).
+    onboarding link  POST /v1/account_links: `account`, `refresh_url`, `return_url`, `type=account_onboarding`.
+                     No Idempotency-Key: a link is single-use and expires within minutes, so a retry must
+                     get a fresh one, and making one creates nothing that lasts.
+    transfer         POST /v1/transfers: `amount` (minor units), `currency`, `destination`, `transfer_group`,
+                     `source_transaction` = the payment's charge (`latest_charge` of its intent, found
+                     from a `cs_`/`pi_` reference), so it can run before the charge settles, `metadata`.
+    reversal         POST /v1/transfers/{id}/reversals: `amount`, `expand[]=transfer` (the Transfer we answer
+                     is the reversed transfer, with its `amount_reversed`).
+    partial refund   POST /v1/refunds: `payment_intent`, `amount`. An old held intent is not refunded but
+                     captured for the rest (`amount_to_capture`): the uncaptured part goes back to the card.
+    payout           POST /v1/payouts with the `Stripe-Account: <acct>` header: `amount`, `currency`,
+                     `metadata`. Our accounts are created with manual payouts, so PAYOUT_SCHEDULE (ours)
+                     decides when money leaves, each of our payout records is exactly one Stripe payout
+                     (`po_...`), and `payout.paid` / `payout.failed` (events of the connected account, with
+                     a top-level `account`) settle the record we already hold. Stripe's own automatic
+                     schedule would pay out on its own and leave us to guess which earnings a payout
+                     carried. Status: `paid` → paid, `failed`/`canceled` → failed, else pending.
 
 Errors: a 4xx answer is `ProviderError` (502), except 429 which is `ProviderUnavailable` (503) like
 a timeout or a network failure; a 5xx answer is `ProviderError` (Stripe answered and failed). No
@@ -59,7 +94,16 @@ from django.conf import settings
 from core.errors import ProviderError, ProviderUnavailable
 from core.outbound import DeadlineTransport
 from payments.money import from_minor, normalise_currency, to_minor
-from payments.providers.base import Payment, PaymentStatus, Subscription, SubscriptionStatus
+from payments.providers.base import (
+    Payment,
+    PaymentStatus,
+    Payout,
+    PayoutAccount,
+    PayoutAccountStatus,
+    Subscription,
+    SubscriptionStatus,
+    Transfer,
+)
 
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 DEADLINE = 30.0  # seconds for a whole call, however slowly Stripe answers (core.outbound.DeadlineTransport)
@@ -86,8 +130,11 @@ def _metadata_form(metadata: dict[str, str], parent: str = "") -> Form:
     return [(f"{prefix}[{key}]", str(value)) for key, value in (metadata or {}).items()]
 
 
-# A payment whose metadata names one of these kinds is captured when paid, not held for approval.
-AUTOMATIC_CAPTURE_KINDS = frozenset({"credit_top_up"})
+def transfer_group(metadata: dict[str, str]) -> str:
+    """The transfer group a payment's charge and its seller's transfers share: the earning's source,
+    `task:<task id>` (payments.payouts.earning_transfer sends the same), or "" for other payments."""
+    task_id = (metadata or {}).get("task_id")
+    return f"task:{task_id}" if task_id else ""
 
 
 def operation_key(metadata: dict[str, str]) -> str:
@@ -189,6 +236,76 @@ def to_payment(intent: dict[str, Any]) -> Payment:
         raise ProviderError("Stripe returned a payment intent we cannot read.") from exc
 
 
+def payout_account_status(account: dict[str, Any]) -> str:
+    """Our PayoutAccountStatus for a Connect account (the rule is in the module docstring)."""
+    requirements = account.get("requirements") or {}
+    disabled = requirements.get("disabled_reason") or ""
+    submitted = bool(account.get("details_submitted"))
+    if disabled.startswith(("rejected", "listed", "platform_paused")) or (
+        submitted and (disabled or requirements.get("past_due"))
+    ):
+        return PayoutAccountStatus.RESTRICTED
+    transfers = (account.get("capabilities") or {}).get("transfers")
+    can_receive = bool(account.get("charges_enabled")) or transfers == "active"
+    if submitted and account.get("payouts_enabled") and can_receive:
+        return PayoutAccountStatus.ACTIVE
+    return PayoutAccountStatus.ONBOARDING
+
+
+def to_payout_account(account: dict[str, Any]) -> PayoutAccount:
+    try:
+        profile = account.get("business_profile") or {}
+        name = profile.get("name") or ((account.get("settings") or {}).get("dashboard") or {}).get("display_name")
+        return PayoutAccount(
+            id=account["id"],
+            status=payout_account_status(account),
+            payouts_enabled=bool(account.get("payouts_enabled")),
+            display_name=str(name or account.get("email") or ""),
+            metadata={str(k): str(v) for k, v in (account.get("metadata") or {}).items()},
+        )
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ProviderError("Stripe returned an account we cannot read.") from exc
+
+
+def to_transfer(transfer: dict[str, Any]) -> Transfer:
+    try:
+        currency = transfer["currency"]
+        destination = transfer["destination"]
+        if isinstance(destination, dict):
+            destination = destination["id"]
+        return Transfer(
+            id=transfer["id"],
+            account_id=str(destination),
+            amount=from_minor(transfer["amount"], currency),
+            currency=currency,
+            amount_reversed=from_minor(transfer.get("amount_reversed") or 0, currency),
+            metadata={str(k): str(v) for k, v in (transfer.get("metadata") or {}).items()},
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProviderError("Stripe returned a transfer we cannot read.") from exc
+
+
+_PAYOUT_STATUS = {"paid": "paid", "failed": "failed", "canceled": "failed"}
+
+
+def to_payout(payout: dict[str, Any], *, account_id: str) -> Payout:
+    """A Payout; `account_id` is the account it was made as (Stripe's payout object does not name it)."""
+    try:
+        currency = payout["currency"]
+        status = _PAYOUT_STATUS.get(payout["status"], "pending")  # pending, in_transit
+        reason = payout.get("failure_message") or payout.get("failure_code") or ""
+        return Payout(
+            id=payout["id"],
+            account_id=account_id,
+            amount=from_minor(payout["amount"], currency),
+            currency=currency,
+            status=status,
+            failure_reason=str(reason) if status == "failed" else "",
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProviderError("Stripe returned a payout we cannot read.") from exc
+
+
 def to_subscription(data: dict[str, Any]) -> Subscription:
     try:
         period_end = data.get("current_period_end")
@@ -249,8 +366,11 @@ class StripePaymentProvider:
         form: Form | None = None,
         params: Form | None = None,
         idempotency_key: str | None = None,
+        stripe_account: str | None = None,
     ) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.api_key}"}
+        if stripe_account is not None:  # a call made as the connected account (Connect)
+            headers["Stripe-Account"] = _safe_id(stripe_account)
         content = None
         if form is not None:
             # Encoded here: Stripe's nested keys (metadata[x], items[0][price]) repeat and keep their order.
@@ -326,7 +446,6 @@ class StripePaymentProvider:
         """A Checkout Session in `mode=payment`; the returned Payment has the session's id and `url`."""
         currency = normalise_currency(currency)
         metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
-        capture = "automatic" if metadata.get("kind") in AUTOMATIC_CAPTURE_KINDS else "manual"
         name = (description or "Payment")[:250]
         form: Form = [
             ("mode", "payment"),
@@ -337,8 +456,10 @@ class StripePaymentProvider:
         ]
         if payee:
             form.append(("line_items[0][price_data][product_data][description]", f"Paid to {payee}"[:500]))
+        form.append(("payment_intent_data[capture_method]", "automatic"))
+        if group := transfer_group(metadata):
+            form.append(("payment_intent_data[transfer_group]", group))
         form += [
-            ("payment_intent_data[capture_method]", capture),
             *_metadata_form(metadata, "payment_intent_data"),
             *_metadata_form(metadata),
         ]
@@ -417,6 +538,127 @@ class StripePaymentProvider:
         return self._request(
             "GET", f"/v1/payment_intents/{_safe_id(payment_id)}", params=[("expand[]", "latest_charge")]
         )
+
+    def _charge_id(self, payment_id: str) -> str:
+        """The charge behind a payment reference (`ch_`, or the `latest_charge` of its intent)."""
+        if payment_id.startswith("ch_"):
+            return _safe_id(payment_id)
+        intent = self._intent(self._intent_id(payment_id))
+        charge = _linked_id(intent, "latest_charge")
+        if not charge:
+            raise ProviderError(f"Payment {payment_id} has no charge yet (status {intent.get('status')!r}).")
+        return charge
+
+    # --- Paying sellers (Connect) ----------------------------------------------------------------
+
+    def create_payout_account(
+        self, *, email: str, country: str, metadata: dict[str, str], idempotency_key: str
+    ) -> PayoutAccount:
+        """A Connect Express account whose payouts we trigger (manual schedule; see the module docstring)."""
+        form: Form = [("type", "express")]
+        # Both are optional at Stripe (the country defaults to the platform's); an empty value is refused.
+        if country := (country or "").strip().upper():
+            form.append(("country", country))
+        if email:
+            form.append(("email", email))
+        form += [
+            ("capabilities[transfers][requested]", "true"),
+            ("settings[payouts][schedule][interval]", "manual"),
+            *_metadata_form({str(k): str(v) for k, v in (metadata or {}).items()}),
+        ]
+        return to_payout_account(self._request("POST", "/v1/accounts", form=form, idempotency_key=idempotency_key))
+
+    def get_payout_account(self, account_id: str) -> PayoutAccount:
+        return to_payout_account(self._request("GET", f"/v1/accounts/{_safe_id(account_id)}"))
+
+    def create_onboarding_link(self, *, account_id: str, return_url: str, refresh_url: str) -> str:
+        form: Form = [
+            ("account", _safe_id(account_id)),
+            ("refresh_url", refresh_url),
+            ("return_url", return_url),
+            ("type", "account_onboarding"),
+        ]
+        link = self._request("POST", "/v1/account_links", form=form)
+        url = link.get("url")
+        if not isinstance(url, str) or not url.startswith("https://"):
+            raise ProviderError("Stripe returned an account link without a URL.")
+        return url
+
+    def create_transfer(
+        self,
+        *,
+        account_id: str,
+        amount: Decimal,
+        currency: str,
+        transfer_group: str,
+        source_payment_id: str,
+        metadata: dict[str, str],
+        idempotency_key: str,
+    ) -> Transfer:
+        currency = normalise_currency(currency)
+        form: Form = [
+            ("amount", str(to_minor(amount, currency))),
+            ("currency", currency),
+            ("destination", _safe_id(account_id)),
+        ]
+        if transfer_group:
+            form.append(("transfer_group", transfer_group))
+        if source_payment_id:
+            form.append(("source_transaction", self._charge_id(source_payment_id)))
+        form += _metadata_form({str(k): str(v) for k, v in (metadata or {}).items()})
+        return to_transfer(self._request("POST", "/v1/transfers", form=form, idempotency_key=idempotency_key))
+
+    def reverse_transfer(self, *, transfer_id: str, amount: Decimal, idempotency_key: str) -> Transfer:
+        path = f"/v1/transfers/{_safe_id(transfer_id)}/reversals"
+        # The currency is the transfer's: read it first, to turn `amount` into minor units.
+        transfer = self._request("GET", f"/v1/transfers/{_safe_id(transfer_id)}")
+        currency = transfer.get("currency")
+        if not isinstance(currency, str):
+            raise ProviderError("Stripe returned a transfer we cannot read.")
+        form: Form = [("amount", str(to_minor(amount, currency))), ("expand[]", "transfer")]
+        reversal = self._request("POST", path, form=form, idempotency_key=idempotency_key)
+        reversed_transfer = reversal.get("transfer")
+        if not isinstance(reversed_transfer, dict):
+            raise ProviderError("Stripe returned a transfer reversal we cannot read.")
+        return to_transfer(reversed_transfer)
+
+    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
+        intent_id = self._intent_id(payment_id)
+        intent = self._intent(intent_id)
+        currency = intent.get("currency")
+        if not isinstance(currency, str):
+            raise ProviderError("Stripe returned a payment intent we cannot read.")
+        refund_minor = to_minor(amount, currency)
+        if intent.get("status") == "requires_capture":  # an old held payment: keep only the rest
+            rest = int(intent.get("amount") or 0) - refund_minor
+            if rest <= 0:
+                return self.refund_payment(intent_id)
+            form: Form = [("amount_to_capture", str(rest))]
+            return self._intent_action(intent_id, "capture", form, done="succeeded")
+        form = [("payment_intent", intent_id), ("amount", str(refund_minor))]
+        refund = self._request("POST", "/v1/refunds", form=form, idempotency_key=idempotency_key)
+        if refund.get("status") in ("failed", "canceled"):
+            raise ProviderError(f"Stripe did not refund payment {intent_id} ({refund.get('status')}).")
+        return to_payment(self._intent(intent_id))
+
+    def create_payout(
+        self, *, account_id: str, amount: Decimal, currency: str, metadata: dict[str, str], idempotency_key: str
+    ) -> Payout:
+        """A payout of the connected account's balance to its bank, made as that account."""
+        currency = normalise_currency(currency)
+        form: Form = [
+            ("amount", str(to_minor(amount, currency))),
+            ("currency", currency),
+            *_metadata_form({str(k): str(v) for k, v in (metadata or {}).items()}),
+        ]
+        payout = self._request(
+            "POST", "/v1/payouts", form=form, idempotency_key=idempotency_key, stripe_account=account_id
+        )
+        return to_payout(payout, account_id=account_id)
+
+    def get_payout(self, *, account_id: str, payout_id: str) -> Payout:
+        payout = self._request("GET", f"/v1/payouts/{_safe_id(payout_id)}", stripe_account=account_id)
+        return to_payout(payout, account_id=account_id)
 
     # --- Subscriptions ----------------------------------------------------------------------------
 

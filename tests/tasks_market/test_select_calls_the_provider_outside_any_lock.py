@@ -205,9 +205,15 @@ def test_a_selection_whose_request_died_before_recording_is_completed_by_the_nex
     task = TaskFactory(poster=alice, status="awaiting_payment")
     bid = BidFactory(task=task, status="selected")
     Task.objects.filter(pk=task.pk).update(selected_bid=bid)
-    # What the dead request had got from the provider under the selection's key.
+    # What the dead request had got from the provider under the selection's key, asked as select asks
+    # (Stripe refuses a key reused with other parameters).
     made = get_payment_provider().create_payment(
-        amount=bid.amount, currency=bid.currency, metadata={}, idempotency_key=f"bid-select:{bid.id}:0"
+        amount=bid.amount,
+        currency=bid.currency,
+        metadata={"task_id": str(task.id), "bid_id": str(bid.id)},
+        idempotency_key=f"bid-select:{bid.id}:0",
+        description=f"Task: {task.title}",
+        payee=f"Agent {bid.agent.name}",
     )
 
     response = _select(client_with_token(jwt_for(alice)), task.id, bid.id)

@@ -1,0 +1,310 @@
+"""Stripe's Connect events in either order (docs/payouts.md#events): the local Stripe stand-in's signed events
+(tests/support/stripe_server.py) posted through the real inbound endpoint, `POST /api/v1/webhooks/payments`,
+before and after what they race with, end in the same state.
+
+- `account.updated` (onboarding finished at Stripe) before or after the owner comes back and looks;
+  an older `account.updated` delivered late does not roll the account back.
+- `charge.dispute.created` (a card chargeback) before or after the poster's approval releases the task.
+- `payout.paid` before or after our payout record knows Stripe's payout id (the event overtakes the
+  create's answer).
+
+And the money paths that meet Stripe's Connect calls: a dispute split (a partial refund, the net of the
+rest transferred from the charge), a refund after release (the transfer reversed, then the refund), and
+payments held before capture-on-pay (captured by the beat; or cancelled by Stripe when the
+authorisation lapsed: `payment_intent.canceled`).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from payments.events import SignedEvent
+from payments.models import Earning, Payout, PayoutAccount
+from payments.payouts import earnings_settle, payout_owner, payout_send
+from payments.providers.stripe import StripePaymentProvider
+from tasks_market.models import DeliveryStatus, Payment, Task
+from tasks_market.services.disputes import payment_refund_released
+from tasks_market.services.payments import held_payments_capture
+from tests.conftest import client_with_token, jwt_for
+from tests.support.stripe_server import stored_intent, stripe_event, stripe_stand_in
+from tests.tasks_market.conftest import Receiver, place_bid, post_task, register_agent
+from tests.tasks_market.factories import delivering_task, text_artefact
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the after-commit jobs (transfer, dispatch) run
+
+
+@pytest.fixture
+def stripe(settings):
+    with stripe_stand_in(settings) as state:
+        yield state
+
+
+@pytest.fixture
+def agent_server():
+    receiver = Receiver()
+    yield receiver
+    receiver.close()
+
+
+def post(api, event: SignedEvent) -> str:
+    response = api.post(
+        "/api/v1/webhooks/payments",
+        data=event.body,
+        content_type="application/json",
+        HTTP_STRIPE_SIGNATURE=event.headers["Stripe-Signature"],
+    )
+    assert response.status_code == 200, response.content
+    return response.json()["status"]
+
+
+def start_onboarding(bob_api) -> str:
+    started = bob_api.post("/api/v1/payouts/account", {}, format="json")
+    assert started.status_code == 200, started.content
+    assert started.json()["onboarding_url"].startswith("https://connect.stripe.test/setup/e/acct_")
+    return PayoutAccount.objects.get().provider_account_id
+
+
+def onboarded(api, bob_api, stripe) -> str:
+    account_id = start_onboarding(bob_api)
+    assert post(api, stripe.complete_onboarding(account_id, name="Copybot Ltd")) == "processed"
+    return account_id
+
+
+def in_review(api, alice_api, bob_api, stripe, agent_server) -> tuple[dict, str]:
+    """A task Bob's agent won, Alice paid at Stripe (captured at once) and the agent delivered."""
+    task = post_task(alice_api)
+    agent = register_agent(bob_api, url=agent_server.url)
+    bid = place_bid(bob_api, task["id"], agent["id"])
+    selection = alice_api.post(f"/api/v1/tasks/{task['id']}/bids/{bid['id']}/select")
+    assert selection.status_code == 200, selection.content
+    intent_id, paid = stripe.pay_session(selection.json()["payment"]["provider_payment_id"])
+    assert post(api, paid) == "processed"
+    assert Task.objects.get(id=task["id"]).status == "delivering"
+    [dispatch] = [b for b in agent_server.bodies() if b["type"] == "task.dispatched"]
+    submitted = bob_api.post(
+        dispatch["data"]["submit"]["path"], {"artefacts": [text_artefact()], "notes": "v1"}, format="json"
+    )
+    assert submitted.status_code == 200, submitted.content
+    return task, intent_id
+
+
+def approve(alice_api, task) -> None:
+    response = alice_api.post(f"/api/v1/tasks/{task['id']}/delivery/approve")
+    assert response.status_code == 200, response.content
+
+
+def balance(bob_api) -> dict[str, Decimal]:
+    [row] = bob_api.get("/api/v1/payouts/balance").json()["items"]
+    return {k: Decimal(v) for k, v in row.items() if k != "currency"}
+
+
+# --- account.updated -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["event_first", "return_first"])
+def test_onboarding_ends_active_whether_the_event_or_the_owner_comes_back_first(api, bob_api, stripe, order):
+    account_id = start_onboarding(bob_api)
+    earlier = stripe_event("account.updated", dict(stripe.accounts[account_id]), account=account_id, created=1)
+    finished = stripe.complete_onboarding(account_id, name="Copybot Ltd")
+
+    if order == "return_first":
+        assert bob_api.get("/api/v1/payouts/account").json()["status"] == "onboarding"
+    assert post(api, finished) == "processed"
+    account = bob_api.get("/api/v1/payouts/account").json()
+    assert post(api, earlier) == "ignored"  # an older state delivered late is skipped: it rolls nothing back
+
+    after = bob_api.get("/api/v1/payouts/account").json()
+    assert (after["status"], after["payouts_enabled"], after["display_name"]) == ("active", True, "Copybot Ltd")
+    assert after == account
+
+
+def test_a_new_account_is_onboarding_until_stripe_says_otherwise_then_restricted(api, bob_api, stripe):
+    account_id = start_onboarding(bob_api)
+    # Stripe announces a new account with everything past due: that is onboarding, not a restriction.
+    fresh = stripe_event("account.updated", dict(stripe.accounts[account_id]), account=account_id)
+    assert post(api, fresh) == "processed"
+    assert bob_api.get("/api/v1/payouts/account").json()["status"] == "onboarding"
+
+    now = int(time.time())  # the inbound cursor orders one object's events by Stripe's `created`
+    assert post(api, stripe.complete_onboarding(account_id, created=now)) == "processed"
+    assert post(api, stripe.restrict(account_id, created=now + 1)) == "processed"
+
+    account = bob_api.get("/api/v1/payouts/account").json()
+    assert (account["status"], account["payouts_enabled"]) == ("restricted", False)
+
+
+# --- charge.dispute.created ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["chargeback_first", "release_first"])
+def test_a_chargeback_freezes_the_sellers_earning_before_or_after_release(
+    api, alice_api, bob_api, stripe, agent_server, order
+):
+    onboarded(api, bob_api, stripe)
+    task, intent_id = in_review(api, alice_api, bob_api, stripe, agent_server)
+    dispute_id, chargeback = stripe.open_dispute(intent_id)
+
+    if order == "chargeback_first":
+        assert post(api, chargeback) == "processed"
+        approve(alice_api, task)
+    else:
+        approve(alice_api, task)
+        assert post(api, chargeback) == "processed"
+
+    earning = Earning.objects.get(source=f"task:{task['id']}")
+    assert (earning.status, earning.chargeback_state, earning.chargeback_id) == ("frozen", "frozen", dispute_id)
+    assert balance(bob_api)["frozen"] == Decimal("135")
+    assert earnings_settle() == 0  # frozen money is not settled, so never paid out
+
+    assert post(api, stripe.close_dispute(dispute_id, status="won")) == "processed"
+    earning.refresh_from_db()
+    assert (earning.status, earning.chargeback_state) == ("pending", "won")
+
+
+# --- payout.paid ------------------------------------------------------------------------------------
+
+
+def _available_payout(api, alice_api, bob_api, stripe, agent_server) -> tuple[str, Payout]:
+    account_id = onboarded(api, bob_api, stripe)
+    task, _ = in_review(api, alice_api, bob_api, stripe, agent_server)
+    approve(alice_api, task)
+    earning = Earning.objects.get(source=f"task:{task['id']}")
+    assert earning.transfer_id in stripe.transfers  # made after the release committed
+    earnings_settle()
+    payout = payout_owner(owner_id=earning.owner_id, currency="usd")
+    assert payout is not None
+    return account_id, payout
+
+
+@pytest.mark.parametrize("order", ["event_first", "record_first"])
+def test_a_payout_is_paid_once_whether_the_event_or_our_record_comes_first(
+    api, alice_api, bob_api, stripe, agent_server, order
+):
+    account_id, payout = _available_payout(api, alice_api, bob_api, stripe, agent_server)
+
+    if order == "record_first":
+        payout_send(payout_id=payout.pk)
+        [po] = stripe.payouts
+        assert post(api, stripe.settle_payout(po)) == "processed"
+    else:
+        # Stripe made the payout but its answer never reached us (a read timeout), and Stripe's event
+        # arrives before the next run asks again under the same key.
+        StripePaymentProvider.from_settings().create_payout(
+            account_id=account_id,
+            amount=payout.amount,
+            currency=payout.currency,
+            metadata={"payout_id": str(payout.id)},
+            idempotency_key=payout.idempotency_key,
+        )
+        [po] = stripe.payouts
+        assert post(api, stripe.settle_payout(po)) == "processed"
+        payout_send(payout_id=payout.pk)  # the next run: Stripe replays its first answer for the key
+
+    stored = Payout.objects.get(pk=payout.pk)
+    assert (stored.status, stored.provider_payout_id) == ("paid", next(iter(stripe.payouts)))
+    assert len(stripe.payouts) == 1
+    assert [c.account for c in stripe.posts("/v1/payouts")] == [account_id] * len(stripe.posts("/v1/payouts"))
+    assert balance(bob_api)["paid_out"] == Decimal("135")
+    assert client_with_token(jwt_for(stored.owner)).get("/api/v1/payouts").json()["items"][0]["status"] == "paid"
+
+
+# --- A dispute split on Stripe ----------------------------------------------------------------------
+
+
+def test_a_split_on_stripe_refunds_part_of_the_charge_and_transfers_the_net_of_the_rest(
+    api, alice_api, bob_api, staff_api, stripe, agent_server
+):
+    account_id = onboarded(api, bob_api, stripe)
+    task, intent_id = in_review(api, alice_api, bob_api, stripe, agent_server)
+    disputed = alice_api.post(f"/api/v1/tasks/{task['id']}/delivery/dispute", {"reason": "Off brief."}, format="json")
+    assert disputed.status_code == 200, disputed.content
+
+    decision = {"outcome": "split", "refund_amount": "50.00", "note": "Half was off brief."}
+    for _ in range(2):  # submitted twice: applied once
+        resolved = staff_api.post(f"/api/v1/disputes/{task['id']}/resolve", decision, format="json")
+        assert resolved.status_code == 200, resolved.content
+
+    [refund] = stripe.posts("/v1/refunds")
+    assert refund.form == [("payment_intent", intent_id), ("amount", "5000")]
+    assert refund.key == f"dispute:{resolved.json()['id']}:refund"
+    charge = stripe.charges[stripe.intents[intent_id]["latest_charge"]]
+    assert (charge["amount_refunded"], charge["refunded"]) == (5000, False)
+    [transfer] = stripe.posts("/v1/transfers")
+    earning = Earning.objects.get(source=f"task:{task['id']}")
+    assert transfer.fields == {
+        "amount": "9000",  # 150 - 50 refunded = 100 released, less the 10 % fee
+        "currency": "usd",
+        "destination": account_id,
+        "transfer_group": f"task:{task['id']}",
+        "source_transaction": charge["id"],
+        "metadata[earning_id]": str(earning.id),
+        "metadata[source]": f"task:{task['id']}",
+    }
+    assert transfer.key == f"earning-transfer:{earning.id}"
+    assert stripe.intents[intent_id]["transfer_group"] == f"task:{task['id']}"
+
+
+def test_a_refund_after_release_on_stripe_reverses_the_transfer_then_refunds_the_charge(
+    api, alice_api, bob_api, stripe, agent_server
+):
+    account_id = onboarded(api, bob_api, stripe)
+    task, intent_id = in_review(api, alice_api, bob_api, stripe, agent_server)
+    approve(alice_api, task)
+    earning = Earning.objects.get(source=f"task:{task['id']}")
+    assert stripe.balances[account_id] == {"usd": 13500}
+
+    for _ in range(2):  # staff ask twice: once at Stripe
+        payment_refund_released(task_id=task["id"])
+
+    reversals = stripe.posts(f"/v1/transfers/{earning.transfer_id}/reversals")
+    assert [(c.form, c.key) for c in reversals] == [
+        ([("amount", "13500"), ("expand[]", "transfer")], f"earning-reversal:{earning.pk}")
+    ]
+    [refund] = stripe.posts("/v1/refunds")
+    assert refund.form == [("payment_intent", intent_id), ("amount", "15000")]
+    assert stripe.transfers[earning.transfer_id]["reversed"] is True
+    assert stripe.balances[account_id] == {"usd": 0}
+    assert stripe.charges[stripe.intents[intent_id]["latest_charge"]]["refunded"] is True
+
+
+# --- Payments held before capture-on-pay -------------------------------------------------------------
+
+
+def _held_at_stripe(stripe, poster) -> tuple[Task, str]:
+    """A task in review whose payment was authorised and held at Stripe (made before capture-on-pay)."""
+    task, _ = delivering_task(poster=poster, delivery_status=DeliveryStatus.SUBMITTED)
+    intent = stored_intent(stripe, {"amount": "15000", "currency": "usd", "capture_method": "manual"})
+    stripe.pay(intent["id"])
+    Payment.objects.filter(task=task).update(provider="stripe", provider_payment_id=intent["id"], captured_at=None)
+    return task, intent["id"]
+
+
+def test_a_held_payment_is_captured_at_stripe_by_the_beat_before_it_expires(alice, alice_api, stripe):
+    task, intent_id = _held_at_stripe(stripe, alice)
+    Payment.objects.filter(task=task).update(succeeded_at=timezone.now() - timedelta(days=4))  # paid 4 days ago
+
+    assert held_payments_capture() == 1
+
+    assert [c.form for c in stripe.posts(f"/v1/payment_intents/{intent_id}/capture")] == [[]]
+    assert stripe.intents[intent_id]["status"] == "succeeded"
+    assert Payment.objects.get(task=task).captured_at is not None
+    response = alice_api.post(f"/api/v1/tasks/{task.id}/delivery/approve")
+    assert response.status_code == 200, response.content
+    assert Earning.objects.get(source=f"task:{task.id}").amount == Decimal("135")
+
+
+def test_a_held_payment_whose_authorisation_lapsed_at_stripe_cannot_be_released(api, alice, alice_api, stripe):
+    task, intent_id = _held_at_stripe(stripe, alice)
+
+    assert post(api, stripe.expire_authorisation(intent_id)) == "processed"
+
+    assert Payment.objects.get(task=task).status == "cancelled"
+    response = alice_api.post(f"/api/v1/tasks/{task.id}/delivery/approve")
+    assert response.status_code == 409, response.content
+    assert stripe.posts(f"/v1/payment_intents/{intent_id}/capture") == []
+    assert not Earning.objects.exists()
