@@ -190,6 +190,9 @@ class Cluster:
     def stop(self) -> None:
         if self.proxy is not None:
             self.proxy.stop()
+        for node in self.nodes.values():  # all at once: each drains and stops in its own time
+            if node.running():
+                node.terminate()
         for node in self.nodes.values():
             node.stop()
 
