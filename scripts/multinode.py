@@ -121,6 +121,15 @@ class Cluster:
                 env["CELERY_NODE_NAME"] = f"{name}@multinode"
             self.nodes[name] = Node(name, env, var_dir, int(env["PORT"]), self.workdir / name / "serve.log", host=host)
 
+    def override_rate_limit(self, network: str, limit: int) -> None:
+        """Staff's rate-limit override for `network` on every rule (the admin's; nodes read it at start)."""
+        self.sql(
+            'INSERT INTO core_ratelimitoverride (network, rule, "limit", reason, created_at, updated_at) '
+            "VALUES (%s, '*', %s, 'multinode', now(), now())",
+            network,
+            limit,
+        )
+
     def sql(self, query: str, *params) -> list[tuple]:
         with psycopg.connect(self.database_url, autocommit=True, connect_timeout=5) as conn:
             cursor = conn.execute(query, params)
@@ -217,12 +226,27 @@ def main() -> int:
         cluster = Cluster(workdir, database_url, redis_url, settings=args.settings, extra_env=dict(TEST_BEAT))
         try:
             cluster.prepare()
+            cluster.override_rate_limit(f"{PROXY_HOST}/32", 10_000_000)  # the load below comes from here
             cluster.start()
             print(json.dumps(cluster.addresses(), indent=2), flush=True)
             if args.rolling:
+                from tests.e2e.multinode import failures, status_counts
                 from tests.e2e.test_multinode_cluster import rolling_restarts_and_a_kill
 
-                rolling_restarts_and_a_kill(cluster, rounds=args.rolling, tail_seconds=args.seconds)
+                result = rolling_restarts_and_a_kill(cluster, rounds=args.rolling, tail_seconds=args.seconds)
+                for name, outcome in result.items():
+                    print(
+                        f"{name}: requests={len(outcome['answers'])} statuses[{status_counts(outcome['answers'])}] "
+                        f"failures={len(failures(outcome['answers']))} writes missing={len(outcome['missing'])} "
+                        f"{outcome['retries']}",
+                        flush=True,
+                    )
+                kill = result["kill"]
+                print(
+                    f"kill: DOWN after {kill['out_after']:.1f} s, kill-window requests={len(kill['in_window'])} "
+                    f"failures={len(kill['window_failures'])} lost={len(kill['lost'])} doubled={len(kill['doubled'])}",
+                    flush=True,
+                )
             else:
                 print("Running; Ctrl-C stops every node.", flush=True)
                 while all(node.running() for node in cluster.nodes.values()):
