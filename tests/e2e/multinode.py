@@ -1,4 +1,4 @@
-"""Two `make serve` web nodes behind HAProxy, for tests/e2e/test_rolling_restart.py.
+"""`make serve` nodes behind HAProxy, for scripts/multinode.py and tests/e2e/test_multinode_cluster.py.
 
 `Node` is scripts/serve.sh (the `make serve` entry point, which execs scripts/supervise.py) started in a
 session of its own with its own VAR_DIR; `Proxy` is HAProxy running docs/haproxy.cfg with the addresses
