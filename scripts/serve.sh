@@ -2,7 +2,8 @@
 # `make serve`: the production shape of one node. PostgreSQL and Redis come from the environment
 # (DATABASE_URL, REDIS_URL, DJANGO_SECRET_KEY are required), settings are config.settings.production.
 # SERVE_ROLES (web, worker, beat, or a comma list; default all three) says what this node runs: gunicorn
-# (gthread workers, see config/gunicorn.py), a Celery worker, the one Celery beat of the deployment.
+# (gthread workers, see config/gunicorn.py), a Celery worker, a Celery beat (celery-redbeat: any number of
+# beat nodes, one schedules at a time; docs/operations.md#beat-failover).
 # The release step (scripts/release.sh: deploy check, migrate, collectstatic) runs first when
 # SERVE_RELEASE=1, or by default when the node runs all three roles (a single host); a web node without
 # it still collects its own static files. Then scripts/supervise.py runs the roles as one unit
@@ -82,11 +83,13 @@ if has_role worker; then
   [ -z "$worker_env" ] || echo "Metrics: http://$METRICS_HOST:$METRICS_WORKER_PORT/metrics (worker, not public)"
   connections=$((connections + CELERY_CONCURRENCY))
   # --quiet: no banner, so that every line is one JSON log record (LOG_FORMAT is json in production).
-  children+=(worker:restart "$worker_env$PY -m celery -A config --quiet worker --loglevel=INFO --concurrency=$CELERY_CONCURRENCY --without-gossip --without-mingle")
+  # CELERY_NODE_NAME tells apart several worker nodes on one host (the default is celery@<host name>).
+  children+=(worker:restart "$worker_env$PY -m celery -A config --quiet worker --loglevel=INFO --concurrency=$CELERY_CONCURRENCY --without-gossip --without-mingle --hostname=$(printf %q "${CELERY_NODE_NAME:-celery@%h}")")
 fi
 if has_role beat; then
-  # Exactly one beat for the whole deployment: it only sends the periodic messages; workers run them.
-  echo "Celery:  beat (exactly one per deployment)"
+  # Beat only sends the periodic messages; workers run them. Several beat nodes may run: the one holding
+  # the Redis lock schedules, the others wait to take over (config/settings/celery.py).
+  echo "Celery:  beat (redbeat: one of the deployment's beats schedules at a time)"
   connections=$((connections + 1))
   children+=(beat:restart "$PY -m celery -A config --quiet beat --loglevel=INFO --schedule=$(printf %q "$VAR_DIR/celerybeat-schedule-production")")
 fi

@@ -61,8 +61,8 @@ def postgres_bindir() -> str | None:
 
 
 def haproxy_binary() -> str:
-    """HAProxy for the rolling-restart test (tests/e2e/test_rolling_restart.py), from Debian's package
-    when missing, like PostgreSQL and Redis."""
+    """HAProxy for the multi-node cluster (scripts/multinode.py, tests/e2e/test_multinode_cluster.py), from
+    Debian's package when missing, like PostgreSQL and Redis."""
     found = shutil.which("haproxy") or (os.path.exists("/usr/sbin/haproxy") and "/usr/sbin/haproxy")
     if not found:
         apt_install("haproxy")

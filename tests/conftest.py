@@ -47,7 +47,7 @@ class _ServerShapeScheduling(LoadGroupScheduling):
     id: pytest-xdist 3.8 marks xdist_group by rewriting `item._nodeid`, which pytest 9 no longer reads."""
 
     def _split_scope(self, nodeid: str) -> str:
-        if nodeid.startswith("tests/e2e/") and nodeid.endswith(("[run]", "[serve]")):
+        if nodeid.startswith("tests/e2e/") and nodeid.endswith(("[run]", "[serve]", "[multinode]")):
             return "e2e-" + nodeid.rsplit("[", 1)[1].rstrip("]")
         if nodeid.startswith(("tests/ops/test_metrics.py", "tests/ops/test_tracing.py")):
             return "ops-observed-node"  # one `make serve` node (tests/ops/observed_node.py) watched by both

@@ -45,6 +45,19 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"  # as TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# With Redis (every deployment past `make run`) beat is celery-redbeat: the schedule's state lives in Redis
+# and a beat schedules only while it holds a Redis lock, so any number of beat processes may run and one
+# takes over when the active one dies (docs/operations.md#beat-failover). The lock is extended on every
+# tick (at most BEAT_MAX_INTERVAL apart) and expires BEAT_LOCK_TIMEOUT after the holder's last tick; a
+# standby tries to take it every BEAT_MAX_INTERVAL, so a takeover needs at most the sum of the two.
+# `make run` (no Redis) keeps Celery's file scheduler under VAR_DIR.
+if REDIS_URL:
+    CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+    CELERY_REDBEAT_REDIS_URL = REDIS_URL
+    CELERY_REDBEAT_REDIS_OPTIONS = dict(REDIS_SOCKET_TIMEOUTS)
+    CELERY_REDBEAT_KEY_PREFIX = env.str("BEAT_KEY_PREFIX", default="redbeat:")
+    CELERY_BEAT_MAX_LOOP_INTERVAL = env.int("BEAT_MAX_INTERVAL", default=5)  # beat_max_interval before Celery 5.7
+    CELERY_REDBEAT_LOCK_TIMEOUT = env.int("BEAT_LOCK_TIMEOUT", default=30)
 CELERY_BEAT_SCHEDULE = {
     # Refresh tokens are blacklisted on every rotation; expired ones are dead weight. Daily is plenty.
     "accounts.flush_expired_tokens": {

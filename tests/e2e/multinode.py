@@ -1,4 +1,4 @@
-"""Two `make serve` web nodes behind HAProxy, for tests/e2e/test_rolling_restart.py.
+"""`make serve` nodes behind HAProxy, for scripts/multinode.py and tests/e2e/test_multinode_cluster.py.
 
 `Node` is scripts/serve.sh (the `make serve` entry point, which execs scripts/supervise.py) started in a
 session of its own with its own VAR_DIR; `Proxy` is HAProxy running docs/haproxy.cfg with the addresses
@@ -32,8 +32,8 @@ from tests.e2e.harness import ROOT, free_port
 FORWARDED_HTTPS = {"X-Forwarded-Proto": "https"}
 
 
-def node_env(base: dict[str, str], var_dir: Path, port: int, roles: str) -> dict[str, str]:
-    return {**base, "VAR_DIR": str(var_dir), "HOST": "127.0.0.1", "PORT": str(port), "SERVE_ROLES": roles}
+def node_env(base: dict[str, str], var_dir: Path, port: int, roles: str, host: str = "127.0.0.1") -> dict[str, str]:
+    return {**base, "VAR_DIR": str(var_dir), "HOST": host, "PORT": str(port), "SERVE_ROLES": roles}
 
 
 @dataclass
@@ -44,6 +44,11 @@ class Node:
     port: int
     log: Path
     process: subprocess.Popen | None = None
+    host: str = "127.0.0.1"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
 
     def start(self) -> None:
         with self.log.open("ab") as out:
@@ -60,7 +65,7 @@ class Node:
     def health(self) -> int:
         """/health straight at the node, forwarded as https by a trusted proxy (this machine)."""
         try:
-            return httpx.get(f"http://127.0.0.1:{self.port}/health", headers=FORWARDED_HTTPS, timeout=5).status_code
+            return httpx.get(f"http://{self.address}/health", headers=FORWARDED_HTTPS, timeout=5).status_code
         except httpx.HTTPError:
             return 0
 
@@ -75,6 +80,23 @@ class Node:
         """A plain SIGTERM to the entry point (scripts/supervise.py, which serve.sh execs); when it was sent."""
         os.kill(self.process.pid, signal.SIGTERM)
         return time.monotonic()
+
+    def kill(self) -> float:
+        """SIGKILL to every process of the node (found by its VAR_DIR), as when its machine dies; when."""
+        at = time.monotonic()
+        # SIGSTOP first: a child must not see its parent die (PR_SET_PDEATHSIG sends it SIGTERM) and stop
+        # cleanly (a beat releasing its lock) before its own SIGKILL.
+        pids = _processes_of(self.var_dir)
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        return at
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def db_connections_line(self) -> str:
         lines = [line for line in self.log_text().splitlines() if line.startswith("DB:")]
@@ -200,12 +222,15 @@ class Answer:
     at: float  # monotonic, when the request was sent
     op: str
     status: int | str  # an HTTP status, or "error:<exception>" when no answer came
+    done: float = 0.0  # monotonic, when the answer (or the error) came
 
 
 @dataclass
 class Load:
     """`threads` clients through the proxy, each a GET of open tasks then a POST of a new task (its own
-    Idempotency-Key and title) in a loop, until stopped, `max_requests` were sent or `max_seconds` passed."""
+    Idempotency-Key and title) in a loop, until stopped, `max_requests` were sent or `max_seconds` passed.
+    With `retries`, a POST that got no answer or a 5xx is sent again with the same key and body (recorded
+    as op "POST retry"), as a client of the API should; `titles` maps each key to its task's title."""
 
     base: str
     token: str
@@ -215,6 +240,10 @@ class Load:
     max_seconds: float = 600
     answers: list[Answer] = field(default_factory=list)
     created: dict[str, float] = field(default_factory=dict)  # acknowledged task id -> when sent
+    retries: int = 0
+    titles: dict[str, str] = field(default_factory=dict)  # Idempotency-Key -> title
+    bodies: dict[str, dict] = field(default_factory=dict)  # Idempotency-Key -> the body sent with it
+    unacknowledged: list[str] = field(default_factory=list)  # keys whose every attempt failed
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _workers: list[threading.Thread] = field(default_factory=list)
@@ -228,7 +257,7 @@ class Load:
         else:
             status = response.status_code
         with self._lock:
-            self.answers.append(Answer(at, op, status))
+            self.answers.append(Answer(at, op, status, time.monotonic()))
         return response
 
     def _run(self, n: int) -> None:
@@ -238,18 +267,26 @@ class Load:
             while not self._stop.is_set() and time.monotonic() < deadline and len(self.answers) < self.max_requests:
                 self._call(client, "GET", "GET", "/api/v1/tasks", params={"scope": "open", "limit": 10})
                 key = str(uuid.uuid4())
+                title = f"Rolling restart copy {n}-{key[:13]}"
+                body = task_body(title)
+                with self._lock:
+                    self.titles[key] = title
+                    self.bodies[key] = body
                 sent = time.monotonic()
-                response = self._call(
-                    client,
-                    "POST",
-                    "POST",
-                    "/api/v1/tasks",
-                    json=task_body(f"Rolling restart copy {n}-{key[:13]}"),
-                    headers={"Idempotency-Key": key},
-                )
+                for attempt in range(self.retries + 1):
+                    op = "POST retry" if attempt else "POST"
+                    response = self._call(
+                        client, op, "POST", "/api/v1/tasks", json=body, headers={"Idempotency-Key": key}
+                    )
+                    if response is not None and response.status_code < 500:
+                        break
+                    self._stop.wait(0.2 * (attempt + 1))
                 if response is not None and response.status_code == 201:
                     with self._lock:
                         self.created[response.json()["id"]] = sent
+                elif response is None or response.status_code >= 500:
+                    with self._lock:
+                        self.unacknowledged.append(key)
                 self._stop.wait(self.pause)
 
     def start(self) -> Load:
@@ -280,4 +317,15 @@ def status_counts(answers: list[Answer]) -> str:
     return " ".join(f"{k}x{v}" for k, v in sorted(counts.items()))
 
 
-__all__ = ["Load", "Node", "Proxy", "failures", "free_port", "node_env", "proxy_config", "status_counts"]
+__all__ = [
+    "Answer",
+    "Load",
+    "Node",
+    "Proxy",
+    "failures",
+    "free_port",
+    "node_env",
+    "proxy_config",
+    "status_counts",
+    "task_body",
+]

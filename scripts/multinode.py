@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""The multi-node production shape on one machine, for the tests and for an operator on demand.
+
+HAProxy (docs/haproxy.cfg) on 127.0.0.1 in front of two `make serve` web nodes on 127.0.0.2 and 127.0.0.3,
+two Celery worker nodes and two beat nodes (celery-redbeat: one schedules, the other waits for its lock),
+each node scripts/serve.sh with its own SERVE_ROLES and VAR_DIR, on one PostgreSQL and one Redis. The
+release step (scripts/release.sh) runs once, before any node starts. docs/operations.md, "Several nodes".
+
+    scripts/testenv.py -- .venv/bin/python scripts/multinode.py            # start it, print the addresses, wait
+    scripts/testenv.py -- .venv/bin/python scripts/multinode.py --rolling 5 --seconds 120
+                                                    # 5 rolling restarts under load, then a SIGKILL of web1
+
+Ctrl-C stops everything. Tests and other tools use `Cluster` (tests/e2e/test_multinode_cluster.py):
+`cluster.addresses()` says where each node listens (e.g. for a Prometheus scrape configuration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import psycopg  # noqa: E402
+
+from tests.e2e.faults_support import testenv, wait_until  # noqa: E402
+from tests.e2e.multinode import Node, Proxy, free_port, node_env, proxy_config  # noqa: E402
+
+PROXY_HOST = "127.0.0.1"  # also the address the nodes trust (TRUSTED_PROXIES) and the one HAProxy connects from
+WEB_HOSTS = ("127.0.0.2", "127.0.0.3")
+# The beat's lock in the tests: it lapses 3 s after the active beat's last tick (ticks at most 1 s apart),
+# so a standby (trying every second) takes over within about 4 s. Production's defaults: config/settings/celery.py.
+TEST_BEAT = {"BEAT_LOCK_TIMEOUT": "3", "BEAT_MAX_INTERVAL": "1"}
+# A Redis database of the suite's server that no pytest-xdist worker uses (config/settings/test.py gives
+# worker gwN database N): the cluster's queues, counters and beat lock stay apart from every cache.clear().
+REDIS_DB = 15
+
+
+def fresh_database(server_url: str, prefix: str = "multinode") -> str:
+    """A database of its own on that server, as an operator creates one for a deployment."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    url = urlsplit(server_url)
+    with psycopg.connect(url._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return url._replace(path=f"/{name}").geturl()
+
+
+@dataclass
+class Cluster:
+    """The nodes, the proxy and their environment. `prepare()` (database, release), `start()`, `stop()`."""
+
+    workdir: Path
+    database_url: str  # a PostgreSQL server; the cluster makes a database of its own on it
+    redis_url: str
+    settings: str = "config.settings.production"
+    extra_env: dict[str, str] = field(default_factory=dict)
+    web_nodes: int = 2
+    worker_nodes: int = 2
+    beat_nodes: int = 2
+    nodes: dict[str, Node] = field(default_factory=dict)
+    proxy: Proxy | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def prepare(self) -> None:
+        self.database_url = fresh_database(self.database_url)
+        self.redis_url = urlsplit(self.redis_url)._replace(path=f"/{REDIS_DB}").geturl()
+        keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
+        self.env = {key: os.environ[key] for key in keep if key in os.environ}
+        self.env.update(
+            DJANGO_SETTINGS_MODULE=self.settings,
+            DATABASE_URL=self.database_url,
+            REDIS_URL=self.redis_url,
+            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),  # one deployment: one key on every node
+            SERVE_BEHIND_PROXY="1",
+            TRUSTED_PROXIES=f"{PROXY_HOST}/32",
+            DJANGO_ALLOWED_HOSTS=",".join(("localhost", PROXY_HOST, *WEB_HOSTS)),
+            SERVE_RELEASE="0",
+            WEB_CONCURRENCY="2",
+            GUNICORN_THREADS="4",
+            CELERY_CONCURRENCY="1",
+            PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            PYTHONUNBUFFERED="1",
+            **self.extra_env,
+        )
+        with contextlib.suppress(Exception):
+            import redis
+
+            redis.Redis.from_url(self.redis_url).flushdb()  # a previous run's queues and beat lock
+        release = subprocess.run(
+            [str(ROOT / "scripts" / "release.sh")],
+            cwd=ROOT,
+            env={**self.env, "VAR_DIR": str(self.workdir / "release-var")},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert release.returncode == 0, release.stdout + release.stderr
+        shutil.rmtree(self.workdir / "release-var", ignore_errors=True)
+        plan = [(f"web{n + 1}", "web", WEB_HOSTS[n % len(WEB_HOSTS)]) for n in range(self.web_nodes)]
+        plan += [(f"worker{n + 1}", "worker", "127.0.0.1") for n in range(self.worker_nodes)]
+        plan += [(f"beat{n + 1}", "beat", "127.0.0.1") for n in range(self.beat_nodes)]
+        for name, roles, host in plan:
+            var_dir = self.workdir / name / "var"
+            var_dir.mkdir(parents=True, exist_ok=True)
+            env = node_env(self.env, var_dir, free_port(), roles, host)
+            if roles == "worker":
+                env["CELERY_NODE_NAME"] = f"{name}@multinode"
+            self.nodes[name] = Node(name, env, var_dir, int(env["PORT"]), self.workdir / name / "serve.log", host=host)
+
+    def override_rate_limit(self, network: str, limit: int) -> None:
+        """Staff's rate-limit override for `network` on every rule (the admin's; nodes read it at start)."""
+        self.sql(
+            'INSERT INTO core_ratelimitoverride (network, rule, "limit", reason, created_at, updated_at) '
+            "VALUES (%s, '*', %s, 'multinode', now(), now())",
+            network,
+            limit,
+        )
+
+    def sql(self, query: str, *params) -> list[tuple]:
+        with psycopg.connect(self.database_url, autocommit=True, connect_timeout=5) as conn:
+            cursor = conn.execute(query, params)
+            return cursor.fetchall() if cursor.description else []
+
+    def start(self, timeout: float = 180) -> None:
+        for node in self.nodes.values():
+            node.start()
+        for node in self.nodes.values():
+            self.wait_node(node, timeout)
+        port = free_port()
+        config = self.workdir / "haproxy.cfg"
+        webs = self.webs()
+        config.write_text(
+            proxy_config(
+                (ROOT / "docs" / "haproxy.cfg").read_text(),
+                bind=f"{PROXY_HOST}:{port}",
+                servers={node.name: node.address for node in webs},
+                stats_socket=self.workdir / "haproxy.sock",
+            )
+        )
+        self.proxy = Proxy(
+            testenv.haproxy_binary(), config, self.workdir / "haproxy.sock", port, self.workdir / "haproxy.log"
+        )
+        self.proxy.start()
+        for node in webs:
+            self.proxy.wait_state(node.name, "UP")
+
+    def wait_node(self, node: Node, timeout: float = 180) -> None:
+        role = node.env["SERVE_ROLES"]
+        if role == "web":
+            node.wait_ready(timeout)
+            return
+        marker = {"worker": " ready.", "beat": "beat: Starting"}[role]
+
+        def ready() -> bool:
+            assert node.running(), f"{node.name} exited:\n{node.log_tail()}"
+            return marker in node.log_text()
+
+        wait_until(ready, f"{node.name} to log {marker!r}", timeout, 0.25)
+
+    def webs(self) -> list[Node]:
+        return [node for node in self.nodes.values() if node.env["SERVE_ROLES"] == "web"]
+
+    def of_role(self, role: str) -> list[Node]:
+        return [node for node in self.nodes.values() if node.env["SERVE_ROLES"] == role]
+
+    def addresses(self) -> dict:
+        """Where everything listens: the proxy's URL, each web node's host:port, the other nodes' names."""
+        return {
+            "proxy": self.proxy.base if self.proxy else None,
+            "haproxy_stats_socket": str(self.workdir / "haproxy.sock"),
+            "web": {node.name: node.address for node in self.webs()},
+            "worker": {node.name: node.env["CELERY_NODE_NAME"] for node in self.of_role("worker")},
+            "beat": [node.name for node in self.of_role("beat")],
+            "database_url": self.database_url,
+            "redis_url": self.redis_url,
+            "var_dirs": {node.name: str(node.var_dir) for node in self.nodes.values()},
+        }
+
+    def log_tails(self, lines: int = 30) -> str:
+        out = [f"--- {node.name} log tail ---\n{node.log_tail(lines)}" for node in self.nodes.values()]
+        if self.proxy is not None and self.proxy.log.exists():
+            out.append("--- haproxy log tail ---\n" + "\n".join(self.proxy.log.read_text().splitlines()[-lines:]))
+        return "\n".join(out)
+
+    def stop(self) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+        for node in self.nodes.values():  # all at once: each drains and stops in its own time
+            if node.running():
+                node.terminate()
+        for node in self.nodes.values():
+            node.stop()
+
+
+@contextlib.contextmanager
+def backing():
+    """PostgreSQL and Redis from DATABASE_URL / REDIS_URL (scripts/testenv.py sets them), or throw-away ones."""
+    with contextlib.ExitStack() as stack:
+        database_url = os.environ.get("DATABASE_URL") or stack.enter_context(testenv.postgres())
+        redis_url = os.environ.get("REDIS_URL_BEFORE_XDIST") or os.environ.get("REDIS_URL")
+        yield database_url, redis_url or stack.enter_context(testenv.redis())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rolling", type=int, default=0, help="rolling restarts under load, then a web node SIGKILL")
+    parser.add_argument("--seconds", type=float, default=60, help="load seconds after the restarts (with --rolling)")
+    parser.add_argument("--settings", default="config.settings.production")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="multinode-"))
+    with backing() as (database_url, redis_url):
+        cluster = Cluster(workdir, database_url, redis_url, settings=args.settings, extra_env=dict(TEST_BEAT))
+        try:
+            cluster.prepare()
+            cluster.override_rate_limit(f"{PROXY_HOST}/32", 10_000_000)  # the load below comes from here
+            cluster.start()
+            print(json.dumps(cluster.addresses(), indent=2), flush=True)
+            if args.rolling:
+                from tests.e2e.multinode import failures, status_counts
+                from tests.e2e.test_multinode_cluster import rolling_restarts_and_a_kill
+
+                result = rolling_restarts_and_a_kill(cluster, rounds=args.rolling, tail_seconds=args.seconds)
+                for name, outcome in result.items():
+                    print(
+                        f"{name}: requests={len(outcome['answers'])} statuses[{status_counts(outcome['answers'])}] "
+                        f"failures={len(failures(outcome['answers']))} writes missing={len(outcome['missing'])} "
+                        f"{outcome['retries']}",
+                        flush=True,
+                    )
+                kill = result["kill"]
+                print(
+                    f"kill: DOWN after {kill['out_after']:.1f} s, kill-window requests={len(kill['in_window'])} "
+                    f"failures={len(kill['window_failures'])} lost={len(kill['lost'])} doubled={len(kill['doubled'])}",
+                    flush=True,
+                )
+            else:
+                print("Running; Ctrl-C stops every node.", flush=True)
+                while all(node.running() for node in cluster.nodes.values()):
+                    time.sleep(1)
+                print(cluster.log_tails())
+        except KeyboardInterrupt:
+            pass
+        finally:
+            cluster.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,426 @@
+"""Several nodes behind a real load balancer: scripts/multinode.py's cluster, started once for this module.
+
+HAProxy (docs/haproxy.cfg) on 127.0.0.1 in front of web nodes on 127.0.0.2 and 127.0.0.3, two worker nodes
+and two beat nodes, each `make serve` (scripts/serve.sh) with its own SERVE_ROLES, on the suite's
+PostgreSQL (a database of its own) and Redis (database 15), with tests/e2e/multinode_settings.py. In order:
+
+1. rate limits count per real client across both web nodes (HAProxy's X-Forwarded-For, TRUSTED_PROXIES);
+2. a rolling restart under steady reads and idempotent writes fails no request and loses no write;
+3. a web node SIGKILLed under load: HAProxy takes it out within its checks; only requests in flight in
+   that window may fail, and clients retrying with Idempotency-Key lose nothing (a write doubled by a
+   retry after the claim's timeout is a known gap, checked by an xfail test);
+4. the active beat SIGKILLed: the standby takes the Redis lock and the one-second probe goes on, with no
+   gap longer than the takeover and never two beats at once (the takeover time is printed);
+5. a worker node SIGKILLed mid-task: the task comes back to the other node and is applied once; a worker
+   started after none ran takes everything queued meanwhile.
+
+The module's tests share one worker under `--dist loadgroup` (their ids end in `[multinode]`, which
+tests/conftest.py groups). Each scenario prints one line in the run's summary. Longer runs on demand:
+`scripts/testenv.py -- .venv/bin/python scripts/multinode.py --rolling 5 --seconds 120`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import logging
+import sys
+import time
+import uuid
+from collections import Counter
+
+import httpx
+import pytest
+import redis
+from celery import Celery
+
+from tests.e2e.faults_support import PASSWORD, wait_until
+from tests.e2e.harness import ROOT
+from tests.e2e.multinode import Answer, Load, failures, status_counts
+from tests.support.reporting import SCENARIO_PROPERTY
+
+_spec = importlib.util.spec_from_file_location("multinode_script", ROOT / "scripts" / "multinode.py")
+multinode = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = multinode  # dataclasses look their module up there
+_spec.loader.exec_module(multinode)
+Cluster = multinode.Cluster
+
+pytestmark = pytest.mark.timeout(900)
+
+DRAIN_SECONDS = 5  # scripts/serve.sh's default SHUTDOWN_DRAIN_SECONDS
+# HAProxy's checks (docs/haproxy.cfg): `inter 1s fall 2`, `timeout check 2s`: a dead node is DOWN after two
+# failed checks; a refused connection fails at once, so about 2 s, 4 s at the very most.
+CHECK_WINDOW = 4.0
+LIMITED_CLIENT, OTHER_CLIENT = "127.0.0.10", "127.0.0.11"
+LIMITED = 6  # the limited client's override, on every rule
+
+
+def scenario_line(request, name: str, requests: int, statuses: str, **effects) -> None:
+    """One line in the run's summary (tests/support/reporting.py), like tests/e2e/conftest.py's `scenario`."""
+    effect = " ".join(f"{key}={value}" for key, value in effects.items())
+    line = f"{'multi':<5} {name:<24} requests={requests:<5} statuses[{statuses}] effects[{effect}]"
+    print("\n" + line, flush=True)
+    request.node.user_properties.append((SCENARIO_PROPERTY, line))
+
+
+@pytest.fixture(scope="module", params=["multinode"])
+def cluster(tmp_path_factory):
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    began = time.monotonic()
+    workdir = tmp_path_factory.mktemp("multinode")
+    with multinode.backing() as (database_url, redis_url):
+        started = Cluster(
+            workdir, database_url, redis_url, settings="tests.e2e.multinode_settings", extra_env=multinode.TEST_BEAT
+        )
+        try:
+            started.prepare()
+            # Staff lift the limits for the load's address and set a small one for the limited client (the
+            # admin's overrides; nodes read them at start).
+            started.override_rate_limit(f"{multinode.PROXY_HOST}/32", 10_000_000)
+            started.override_rate_limit(f"{LIMITED_CLIENT}/32", LIMITED)
+            started.start()
+            print(f"\ncluster up in {time.monotonic() - began:.0f} s: {started.addresses()['web']}", flush=True)
+            yield started
+        except BaseException:
+            print(started.log_tails(40))
+            raise
+        finally:
+            started.stop()
+
+
+def token(base: str) -> str:
+    email = f"multinode-{uuid.uuid4().hex[:8]}@example.com"
+    with httpx.Client(base_url=base, timeout=20) as client:
+        response = client.post("/api/v1/auth/register", json={"email": email, "password": PASSWORD})
+        assert response.status_code == 201, response.text
+        response = client.post("/api/v1/auth/token", json={"email": email, "password": PASSWORD})
+        assert response.status_code == 200, response.text
+        return response.json()["access"]
+
+
+def stored_titles(cluster: Cluster) -> Counter:
+    return Counter(row[0] for row in cluster.sql("SELECT title FROM tasks_market_task"))
+
+
+def test_rate_limits_count_per_real_client_across_nodes(cluster, request):
+    proxy = cluster.proxy
+    bearer = {"Authorization": f"Bearer {token(proxy.base)}"}
+    before = {row["svname"]: int(row["stot"]) for row in proxy.stats()}
+
+    def client(address: str) -> httpx.Client:
+        # A fresh connection per request, so that round robin alternates the nodes.
+        transport = httpx.HTTPTransport(local_address=address)
+        return httpx.Client(base_url=proxy.base, transport=transport, headers=bearer, timeout=20)
+
+    def limited_get(n: int) -> httpx.Response:
+        # The client forges an X-Forwarded-For; HAProxy appends the address it really came from.
+        with client(LIMITED_CLIENT) as limited:
+            return limited.get("/api/v1/tasks", params={"scope": "open"}, headers={"X-Forwarded-For": f"203.0.113.{n}"})
+
+    # Until the client was refused twice; a fixed window (a minute) may end on the way: counting starts over.
+    answers = []
+    while sum(status == 429 for status, _ in answers) < 2 and len(answers) < 4 * LIMITED:
+        response = limited_get(len(answers))
+        answers.append((response.status_code, response.headers.get("X-RateLimit-Remaining")))
+    with client(OTHER_CLIENT) as other:
+        other_response = other.get("/api/v1/tasks", params={"scope": "open"})
+    after = {row["svname"]: int(row["stot"]) for row in proxy.stats()}
+    per_node = {node.name: after[node.name] - before[node.name] for node in cluster.webs()}
+    statuses = Counter(status for status, _ in answers) + Counter([other_response.status_code])
+    scenario_line(
+        request,
+        "rate_limit_across_nodes",
+        len(answers) + 1,
+        " ".join(f"{s}x{n}" for s, n in sorted(statuses.items())),
+        per_node="/".join(str(v) for v in per_node.values()),
+        limited_remaining=",".join(str(r) for _, r in answers),
+    )
+    # One counter for the client whichever node answered (round robin alternates them): within a window each
+    # request takes one off the remaining count, and the client is refused only once it reached 0.
+    assert sum(status == 429 for status, _ in answers) == 2, answers
+    assert all(int(remaining) <= LIMITED for status, remaining in answers if status == 200), answers
+    for (status, remaining), (next_status, next_remaining) in itertools.pairwise(answers):
+        if next_status == 200 and status == 200:
+            assert int(next_remaining) in (int(remaining) - 1, LIMITED - 1), answers  # or a new window
+        if next_status == 429:
+            assert (status, remaining) in ((200, "0"), (429, "0")), answers
+    assert all(count >= LIMITED // 2 for count in per_node.values()), per_node
+    # Another client behind the same proxy has its own counter (the default rule's 300 a minute).
+    assert other_response.status_code == 200
+    assert int(other_response.headers["X-RateLimit-Limit"]) > LIMITED
+
+
+def rolling_restarts_and_a_kill(cluster: Cluster, *, rounds: int = 1, tail_seconds: float = 0) -> dict:
+    """scripts/multinode.py --rolling: rolling restarts then a SIGKILL of the first web node under load."""
+    rolling = rolling_restart(cluster, rounds=rounds)
+    killed = kill_a_web_node(cluster, settle=max(tail_seconds, 3.0))
+    return {"rolling": rolling, "kill": killed}
+
+
+def rolling_restart(cluster: Cluster, *, rounds: int = 1) -> dict:
+    proxy = cluster.proxy
+    webs = cluster.webs()
+    load = Load(proxy.base, token(proxy.base), max_seconds=120 * rounds + 60).start()
+    try:
+        wait_until(lambda: len(load.created) >= 20, "the load to get going", 30, 0.1)
+        windows = []
+        for round_ in range(1, rounds + 1):
+            for node in webs:
+                start = node.terminate()
+
+                def taken_out(node=node) -> str | None:
+                    if proxy.server_states().get(node.name) == "DOWN":
+                        return "while serving" if node.process.poll() is None else "after it stopped"
+                    return None
+
+                # The proxy must see the node fail its readiness while the node still accepts (it drains).
+                out = wait_until(taken_out, f"HAProxy to take {node.name} out", 30, 0.05)
+                out_after = time.monotonic() - start
+                assert out == "while serving", f"{node.name} stopped before HAProxy took it out\n{node.log_tail()}"
+                assert node.process.wait(timeout=45) == 0, node.log_tail()
+                stopped_in = time.monotonic() - start
+                # It drained for the whole SHUTDOWN_DRAIN_SECONDS (5 in serve.sh), web-only node or not.
+                assert stopped_in >= DRAIN_SECONDS, f"{node.name} exited {stopped_in:.1f} s after SIGTERM"
+                node.start()
+                node.wait_ready()
+                proxy.wait_state(node.name, "UP")
+                windows.append((round_, node.name, start, time.monotonic(), out_after, stopped_in))
+        # Requests sent in the last window are still being answered: let them finish.
+        after = time.monotonic()
+        wait_until(lambda: any(a.at >= after for a in list(load.answers)), "one more answer", 30, 0.05)
+    finally:
+        load.stop()
+    stored = {str(row[0]) for row in cluster.sql("SELECT id FROM tasks_market_task")}
+    for round_, name, start, end, out_after, stopped_in in windows:
+        answers, created = load.window(start, end)
+        print(
+            f"round {round_} {name}: restart {end - start:.1f} s (SIGTERM to DOWN {out_after:.1f} s, "
+            f"to exit {stopped_in:.1f} s) requests={len(answers)} statuses[{status_counts(answers)}] "
+            f"failures={len(failures(answers))} writes missing={len([t for t in created if t not in stored])}",
+            flush=True,
+        )
+    everything = load.answers
+    return {
+        "answers": everything,
+        "created": len(load.created),
+        "missing": [task for task in load.created if task not in stored],
+        "retries": proxy.retries(),
+    }
+
+
+def test_a_rolling_restart_behind_haproxy_fails_no_request(cluster, request):
+    result = rolling_restart(cluster)
+    everything = result["answers"]
+    scenario_line(
+        request,
+        "rolling_restart",
+        len(everything),
+        status_counts(everything),
+        failures=len(failures(everything)),
+        writes_acknowledged=result["created"],
+        writes_missing=len(result["missing"]),
+    )
+    print(result["retries"], flush=True)
+    assert failures(everything) == [], failures(everything)[:20]
+    assert result["missing"] == []
+    assert {a.status for a in everything} <= {200, 201}, status_counts(everything)
+
+
+def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0) -> dict:
+    """SIGKILL the first web node under load with retrying clients; restart it afterwards."""
+    proxy = cluster.proxy
+    node = cluster.webs()[0]
+    bearer = token(proxy.base)
+    load = Load(proxy.base, bearer, threads=4, retries=3, max_seconds=120).start()
+    try:
+        wait_until(lambda: len(load.created) >= 20, "the load to get going", 30, 0.1)
+        killed_at = node.kill()
+        wait_until(lambda: proxy.server_states().get(node.name) == "DOWN", f"HAProxy to take {node.name} out", 30, 0.05)
+        down_at = time.monotonic()
+        settled = time.monotonic() + settle
+        wait_until(lambda: time.monotonic() >= settled and len(load.created) >= 40, "load after the kill", 60, 0.1)
+    finally:
+        load.stop()
+    answers = load.answers
+    # The kill window: requests answered after the kill and sent before HAProxy took the node out.
+    in_window = [a for a in answers if a.done >= killed_at and a.at < down_at]
+    outside = [a for a in failures(answers) if a not in in_window]
+    # A POST whose request died with the node holds its Idempotency-Key claim for 5 minutes
+    # (core/idempotency.py): its retries get 409 idempotency_in_progress. Pass the 5 minutes, retry them.
+    in_doubt = [key for key in load.unacknowledged]
+    conflicted = {
+        row[0]
+        for row in cluster.sql(
+            "SELECT key FROM core_idempotencykey WHERE response_status IS NULL AND key = ANY(%s)", list(load.titles)
+        )
+    }
+    cluster.sql(
+        "UPDATE core_idempotencykey SET locked_at = locked_at - interval '6 minutes' "
+        "WHERE response_status IS NULL AND key = ANY(%s)",
+        list(conflicted),
+    )
+    late = []
+    with httpx.Client(base_url=proxy.base, headers={"Authorization": f"Bearer {bearer}"}, timeout=30) as client:
+        for key in sorted(set(in_doubt) | conflicted):
+            response = client.post("/api/v1/tasks", json=load.bodies[key], headers={"Idempotency-Key": key})
+            late.append(Answer(time.monotonic(), "POST late retry", response.status_code, time.monotonic()))
+            if response.status_code == 201:
+                load.created[response.json()["id"]] = 0.0
+    stored = {str(row[0]) for row in cluster.sql("SELECT id FROM tasks_market_task")}
+    titles = stored_titles(cluster)
+    node.start()
+    node.wait_ready()
+    proxy.wait_state(node.name, "UP")
+    return {
+        "answers": answers + late,
+        "out_after": down_at - killed_at,
+        "in_window": in_window,
+        "window_failures": failures(in_window),
+        "outside_failures": outside,
+        "late": late,
+        "missing": [task for task in load.created if task not in stored],
+        "lost": [key for key, title in load.titles.items() if titles[title] == 0],
+        "doubled": [title for title in load.titles.values() if titles[title] > 1],
+        "retries": proxy.retries(),
+    }
+
+
+def test_a_web_node_killed_under_load_is_taken_out_and_retrying_clients_lose_nothing(cluster, request):
+    result = kill_a_web_node(cluster)
+    answers = result["answers"]
+    scenario_line(
+        request,
+        "web_node_sigkill",
+        len(answers),
+        status_counts(answers),
+        taken_out_s=f"{result['out_after']:.1f}",
+        kill_window_requests=len(result["in_window"]),
+        kill_window_failures=len(result["window_failures"]),
+        late_retries=len(result["late"]),
+        writes_missing=len(result["missing"]),
+        writes_lost=len(result["lost"]),
+        writes_doubled=len(result["doubled"]),
+    )
+    print(result["retries"], flush=True)
+    assert result["out_after"] <= CHECK_WINDOW, result["out_after"]
+    assert result["outside_failures"] == [], result["outside_failures"][:20]
+    assert result["missing"] == [] and result["lost"] == []
+    assert all(a.status in (200, 201) for a in result["late"]), result["late"]
+    KILLED["doubled"] = result["doubled"]
+
+
+KILLED: dict[str, list] = {}
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="known gap (docs/operations.md#several-nodes): a POST killed after its transaction committed and "
+    "before its response was stored leaves its Idempotency-Key claim open; a retry after IN_FLIGHT_TIMEOUT "
+    "runs it again. Only when the kill lands in that window, so this passes on most runs.",
+)
+def test_no_write_is_doubled_by_a_retry_after_the_kill(cluster):
+    """The previous test's kill: no task exists twice after every client's retries (reported, not yet held)."""
+    if "doubled" not in KILLED:
+        pytest.skip("the web node kill did not run")
+    assert KILLED["doubled"] == []
+
+
+def probe_runs(client: redis.Redis) -> list[tuple[float, str, str]]:
+    runs = []
+    for raw in client.lrange("multinode:probe", 0, -1):
+        at, origin, worker = raw.decode().split(" ", 2)
+        runs.append((float(at), origin, worker))
+    return sorted(runs)
+
+
+def test_the_standby_beat_takes_over_when_the_active_one_is_killed(cluster, request):
+    client = redis.Redis.from_url(cluster.redis_url)
+    beats = cluster.of_role("beat")
+    active = wait_until(
+        lambda: next((b for b in beats if "Acquired lock" in b.log_text()), None), "a beat to take the lock", 60, 0.2
+    )
+    standby = next(b for b in beats if b is not active)
+    wait_until(lambda: len(probe_runs(client)) >= 3, "three probe runs", 60, 0.2)
+    assert "Acquired lock" not in standby.log_text(), "both beats hold the lock"
+    old_origins = {origin for _, origin, _ in probe_runs(client)}
+    assert len(old_origins) == 1, old_origins  # one beat schedules
+
+    killed_wall = time.time()
+    active.kill()
+
+    def new_runs() -> list:
+        return [run for run in probe_runs(client) if run[1] not in old_origins]
+
+    wait_until(lambda: len(new_runs()) >= 3, "the standby's probe runs", 60, 0.2)
+    takeover = new_runs()[0][0] - killed_wall
+    runs = [run for run in probe_runs(client) if run[0] >= killed_wall - 10]
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(runs)]
+    origins = [origin for _, origin, _ in runs]
+    switches = sum(1 for a, b in itertools.pairwise(origins) if a != b)
+    bound = int(multinode.TEST_BEAT["BEAT_LOCK_TIMEOUT"]) + 2 * int(multinode.TEST_BEAT["BEAT_MAX_INTERVAL"]) + 1
+    scenario_line(
+        request,
+        "beat_failover",
+        len(runs),
+        f"probe_runs x{len(runs)}",
+        takeover_s=f"{takeover:.1f}",
+        bound_s=bound,
+        longest_gap_s=f"{max(gaps):.1f}",
+        shortest_gap_s=f"{min(gaps):.2f}",
+        sender_switches=switches,
+    )
+    # The standby took over once, within the lock's timeout plus its retry interval (and one period).
+    assert switches == 1, origins
+    assert "Acquired lock" in standby.log_text()
+    assert takeover <= bound and max(gaps) <= bound, (takeover, gaps)
+    # Never two at once: one-second runs never come closer than half a second.
+    assert min(gaps) >= 0.5, gaps
+    active.start()  # back as the standby
+    cluster.wait_node(active)
+
+
+def test_a_worker_node_killed_mid_task_hands_it_to_the_other_and_a_late_worker_drains_the_queue(cluster, request):
+    client = redis.Redis.from_url(cluster.redis_url)
+    app = Celery(broker=cluster.redis_url)
+    workers = {node.env["CELERY_NODE_NAME"]: node for node in cluster.of_role("worker")}
+    key = uuid.uuid4().hex
+    app.send_task("multinode.slow_apply", args=[key, 4])
+    started_key = f"multinode:started:{key}"
+    wait_until(lambda: client.llen(started_key) >= 1, "the slow task to start", 60, 0.1)
+    first = client.lindex(started_key, 0).decode()
+    workers[first].kill()  # mid-task: its message is unacknowledged
+    killed_at = time.monotonic()
+    wait_until(lambda: client.get(f"multinode:applied:{key}"), "the task redelivered and applied", 90, 0.2)
+    redelivered_in = time.monotonic() - killed_at
+    starts = [raw.decode() for raw in client.lrange(started_key, 0, -1)]
+    applied_by = client.get(f"multinode:applied:{key}").decode()
+    effects = int(client.get(f"multinode:effects:{key}"))
+
+    # Now no worker at all: the other stops too, tasks are queued, then one worker node starts.
+    second = next(node for name, node in workers.items() if name != first)
+    second.stop()
+    keys = [uuid.uuid4().hex for _ in range(10)]
+    for queued in keys:
+        app.send_task("multinode.slow_apply", args=[queued, 0])
+    assert not any(client.get(f"multinode:applied:{k}") for k in keys)
+    workers[first].start()
+    cluster.wait_node(workers[first])
+    wait_until(lambda: all(client.get(f"multinode:applied:{k}") for k in keys), "the queued tasks", 90, 0.2)
+    late_effects = [int(client.get(f"multinode:effects:{k}")) for k in keys]
+    scenario_line(
+        request,
+        "worker_node_sigkill",
+        1 + len(keys),
+        f"tasks x{1 + len(keys)}",
+        started_on="+".join(starts),
+        applied_by=applied_by,
+        redelivered_s=f"{redelivered_in:.1f}",
+        effects=effects,
+        queued_while_down=len(keys),
+        drained=sum(late_effects),
+    )
+    assert starts == [first, applied_by] and applied_by != first, starts
+    assert effects == 1
+    assert late_effects == [1] * len(keys)
+    second.start()
+    cluster.wait_node(second)
