@@ -24,7 +24,9 @@ a create whose API key was revoked since is refused with 409 `idempotency_replay
 See docs/decisions.md#retries-and-idempotency-key.
 
 A claim whose request died without releasing it (the process was killed) is taken over after
-IN_FLIGHT_TIMEOUT, well past any request's life (gunicorn kills a worker after 30 s).
+IN_FLIGHT_TIMEOUT, well past any request's life (gunicorn kills a worker after 30 s). A view marked
+`atomic=True` commits its work and its stored response together, so that take-over never runs a create
+twice; the others are views that call a provider, made safe to repeat by their own domain claim.
 Expired rows count as absent; `idempotency_keys_prune` (beat, hourly) deletes them.
 """
 
@@ -99,8 +101,30 @@ class IdempotencyInProgress(Conflict):
     )
 
 
-def idempotent(method):
-    """Marks a view method as idempotent under `Idempotency-Key` (the schema reads `method.idempotent`)."""
+def idempotent(method=None, *, atomic: bool = False):
+    """Marks a view method as idempotent under `Idempotency-Key` (the schema reads `method.idempotent`).
+
+    `@idempotent(atomic=True)` runs the view and stores its response in one transaction, so a process
+    killed between the two leaves neither: the claim is then taken over after IN_FLIGHT_TIMEOUT and the
+    retry runs against a database the first attempt never changed. Only for views whose work is in this
+    database alone: a view that calls a provider or another server must not hold its transaction (and
+    its row locks) open across that call; those rely on the domain's own claim and the provider's
+    idempotency key instead (docs/decisions.md#retries-and-idempotency-key).
+    """
+    if method is None:
+        return functools.partial(idempotent, atomic=atomic)
+
+    def run(view, request: Request, args, kwargs, claim: IdempotencyKey, key: str):
+        try:
+            response = method(view, request, *args, **kwargs)
+        except Exception as exc:
+            response = view.handle_exception(exc)
+        stored = isinstance(response, Response) and is_stored_status(response.status_code)
+        if stored:
+            _store(claim, response, key=key)
+        elif atomic:
+            transaction.set_rollback(True)  # a 422, 429 or 5xx keeps nothing the view half did
+        return response, stored
 
     @functools.wraps(method)
     def wrapper(view, request: Request, *args, **kwargs):
@@ -113,16 +137,15 @@ def idempotent(method):
         if isinstance(claim, Response):
             return claim
         try:
-            try:
-                response = method(view, request, *args, **kwargs)
-            except Exception as exc:
-                response = view.handle_exception(exc)
+            if atomic:
+                with transaction.atomic():
+                    response, stored = run(view, request, args, kwargs, claim, key)
+            else:
+                response, stored = run(view, request, args, kwargs, claim, key)
         except BaseException:
             _release(claim)
             raise
-        if isinstance(response, Response) and is_stored_status(response.status_code):
-            _store(claim, response, key=key)
-        else:
+        if not stored:
             _release(claim)
         return response
 

@@ -265,3 +265,31 @@ def test_the_schema_documents_the_header_on_exactly_those_operations(api):
         assert "idempotency_in_progress" in operation["responses"]["409"]["description"]
         success = next(code for code in operation["responses"] if code.startswith("2"))
         assert "Idempotent-Replayed" in operation["responses"][success]["headers"]
+
+
+class ProcessDied(BaseException):
+    """What a SIGKILL looks like from inside: nothing after this point runs, no `except Exception` sees it."""
+
+
+def _die_when_the_answer_is_stored(execute, sql, params, many, context):
+    if sql.lstrip().upper().startswith("UPDATE") and "core_idempotencykey" in sql:
+        raise ProcessDied()
+    return execute(sql, params, many, context)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_create_that_dies_before_its_answer_is_stored_leaves_nothing_a_retry_could_double(alice):
+    """POST /tasks commits the task and its stored answer together (`@idempotent(atomic=True)`): a process
+    killed between the view's work and the store leaves no task, so the retry that takes the claim over
+    after IN_FLIGHT_TIMEOUT creates the one and only task."""
+    client = client_with_token(jwt_for(alice))
+    with connection.execute_wrapper(_die_when_the_answer_is_stored), pytest.raises(ProcessDied):
+        post_task(client, "dies-before-the-store")
+    assert not Task.objects.filter(poster=alice).exists()
+    # A real kill leaves the claim until IN_FLIGHT_TIMEOUT, then a retry takes it over; here the claim is
+    # released on the way out: either way the retry runs against a database the first attempt never changed.
+    retry = post_task(client, "dies-before-the-store")
+    assert retry.status_code == 201, retry.content
+    assert Task.objects.filter(poster=alice).count() == 1
+    again = post_task(client, "dies-before-the-store")
+    assert again.status_code == 201 and replayed(again) and again.json()["id"] == retry.json()["id"]

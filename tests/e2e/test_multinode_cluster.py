@@ -7,8 +7,7 @@ PostgreSQL (a database of its own) and Redis (database 15), with tests/e2e/multi
 1. rate limits count per real client across both web nodes (HAProxy's X-Forwarded-For, TRUSTED_PROXIES);
 2. a rolling restart under steady reads and idempotent writes fails no request and loses no write;
 3. a web node SIGKILLed under load: HAProxy takes it out within its checks; only requests in flight in
-   that window may fail, and clients retrying with Idempotency-Key lose nothing (a write doubled by a
-   retry after the claim's timeout is a known gap, checked by an xfail test);
+   that window may fail, and clients retrying with Idempotency-Key lose nothing and double nothing;
 4. the active beat SIGKILLed: the standby takes the Redis lock and the one-second probe goes on, with no
    gap longer than the takeover and never two beats at once (the takeover time is printed);
 5. a worker node SIGKILLed mid-task: the task comes back to the other node and is applied once; a worker
@@ -312,14 +311,8 @@ def test_a_web_node_killed_under_load_is_taken_out_and_retrying_clients_lose_not
 KILLED: dict[str, list] = {}
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known gap (docs/operations.md#several-nodes): a POST killed after its transaction committed and "
-    "before its response was stored leaves its Idempotency-Key claim open; a retry after IN_FLIGHT_TIMEOUT "
-    "runs it again. Only when the kill lands in that window, so this passes on most runs.",
-)
 def test_no_write_is_doubled_by_a_retry_after_the_kill(cluster):
-    """The previous test's kill: no task exists twice after every client's retries (reported, not yet held)."""
+    """The previous test's kill: no task exists twice after every client's retries, the late ones included."""
     if "doubled" not in KILLED:
         pytest.skip("the web node kill did not run")
     assert KILLED["doubled"] == []

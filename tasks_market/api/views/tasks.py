@@ -130,7 +130,7 @@ class TaskListView(ApiView):
         request=TaskInput,
         responses={201: TaskSerializer},
     )
-    @idempotent
+    @idempotent(atomic=True)  # one insert in this database: the task and its stored answer commit together
     def post(self, request):
         data = self.body(TaskInput)
         task = services.task_create(poster=request.user, **data)
