@@ -65,6 +65,9 @@ class Task(models.Model):
         indexes = [
             models.Index(fields=["poster", "-created_at"]),
             models.Index(fields=["status", "-created_at"]),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="task_created_desc"),
+            models.Index(fields=["title"], name="task_title_prefix", opclasses=["varchar_pattern_ops"]),
         ]
 
     def __str__(self) -> str:
@@ -98,7 +101,12 @@ class Bid(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["task", "-created_at"]), models.Index(fields=["bidder", "-created_at"])]
+        indexes = [
+            models.Index(fields=["task", "-created_at"]),
+            models.Index(fields=["bidder", "-created_at"]),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="bid_created_desc"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["task", "agent"],
@@ -180,6 +188,8 @@ class Payment(models.Model):
         indexes = [
             models.Index(fields=["task", "-created_at"]),
             models.Index(fields=["refund_due_at"], condition=Q(refund_due_at__isnull=False), name="payment_refund_due"),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="payment_created_desc"),
         ]
 
     def __str__(self) -> str:
