@@ -27,7 +27,7 @@ _USER_BY_ID = PrecompiledQuery(lambda user_id: User.objects.filter(**{api_settin
 # Access tokens whose signature and claims this process has checked, by their bytes: a client sends the
 # same token for its whole lifetime, and checking the signature again was a tenth of a list request's CPU.
 # Each use still checks the expiry (and the rest of simplejwt's `verify`); the user row is read every time.
-_VERIFIED_MAX = 10_000
+_VERIFIED_MAX = 4096  # a few MB per process at most
 _verified: dict[bytes, dict] = {}
 
 
