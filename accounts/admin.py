@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts.models import ApiKey, User
+from core.admin import BoundedCountPaginator
 
 
 @admin.register(User)
@@ -9,7 +10,10 @@ class UserAdmin(BaseUserAdmin):
     ordering = ("-date_joined",)
     list_display = ("email", "is_staff", "is_active", "credits", "date_joined")
     list_filter = ("is_staff", "is_active", "is_superuser")
-    search_fields = ("email",)
+    search_fields = ("email__startswith",)  # e-mails are stored in their normal form (lower case)
+    search_help_text = "Users whose e-mail starts with the text."
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
     readonly_fields = ("date_joined", "last_login")
     fieldsets = (
         (None, {"fields": ("email", "password")}),

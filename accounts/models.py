@@ -58,6 +58,8 @@ class User(AbstractBaseUser, PermissionsMixin):
     class Meta:
         ordering = ["-date_joined"]
         constraints = [models.UniqueConstraint(Lower("email"), name="unique_user_email_ci")]
+        # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+        indexes = [models.Index(fields=["-date_joined", "-id"], name="user_joined_desc")]
 
     def __str__(self) -> str:
         return self.email

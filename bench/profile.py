@@ -5,10 +5,12 @@
 
 On the throw-away PostgreSQL and Redis of scripts/testenv.py, with the settings `make bench` uses
 (bench.settings: production plus the bare routes), this seeds as `make bench` does, then calls the
-WSGI application directly (no server, no sockets on the web side) and prints the mean and median
-wall time per request of each path. With --pyinstrument it profiles the chosen path and prints the
-call tree. Numbers are one thread's, without the server's own overhead: use them to compare two
-versions of the code on the same machine, and `make bench` for throughput.
+WSGI application directly (no server, no sockets on the web side) and prints the CPU time
+(time.process_time) and the mean and median wall time per request of each path: CPU time is the figure
+to compare on a shared machine, where wall time also counts other processes. With --pyinstrument it
+profiles the chosen path and prints the call tree; --dump writes one response of each path, to check
+that a change keeps the bytes. Numbers are one thread's, without the server's own overhead: use them
+to compare two versions of the code on the same machine, and `make bench` for throughput.
 """
 
 from __future__ import annotations
@@ -59,14 +61,28 @@ def environ(path: str, token: str | None) -> dict:
     return env
 
 
-def call(app, path: str, token: str | None) -> tuple[str, bytes]:
+def call(app, path: str, token: str | None, headers: list | None = None) -> tuple[str, bytes]:
     status_line = []
 
-    def start_response(status, headers, exc_info=None):
+    def start_response(status, response_headers, exc_info=None):
         status_line.append(status)
+        if headers is not None:
+            headers.extend(response_headers)
 
     body = b"".join(app(environ(path, token), start_response))
     return status_line[0], body
+
+
+def dump(app, path: str, token: str | None, target: Path) -> None:
+    """One response's status, headers and body, for comparing two versions byte for byte (the request id
+    and rate-limit reset change per request and are masked)."""
+    headers: list = []
+    status, body = call(app, path, token, headers)
+    lines = [status]
+    for name, value in headers:
+        masked = name.lower() in ("x-request-id", "ratelimit-reset", "ratelimit-remaining", "date")
+        lines.append(f"{name}: {'*' if masked else value}")
+    target.write_bytes("\n".join(lines).encode() + b"\n\n" + body)
 
 
 def main() -> int:
@@ -76,6 +92,8 @@ def main() -> int:
     parser.add_argument("--pyinstrument", action="store_true", help="profile --path and print the call tree")
     parser.add_argument("--scale", type=int, default=4)
     parser.add_argument("--no-seed", action="store_true", help="the database is migrated and seeded already")
+    parser.add_argument("--cprofile", action="store_true", help="profile --path by CPU time (cProfile), top 40")
+    parser.add_argument("--dump", type=Path, help="write one response of each path (headers and body) here")
     args = parser.parse_args()
     for name in ("DATABASE_URL", "REDIS_URL"):
         if not os.environ.get(name):
@@ -112,16 +130,37 @@ def main() -> int:
             raise SystemExit(f"{path}: {status} {body[:300]!r}")
         for _ in range(200):  # warm-up
             call(app, path, token if auth else None)
+        if args.dump:
+            args.dump.mkdir(parents=True, exist_ok=True)
+            dump(app, path, token if auth else None, args.dump / f"{key}.txt")
         times = []
+        cpu_start = time.process_time()
         for _ in range(args.requests):
             start = time.perf_counter()
             call(app, path, token if auth else None)
             times.append((time.perf_counter() - start) * 1000)
+        cpu = (time.process_time() - cpu_start) * 1000 / args.requests
         print(
-            f"{key:>3} {path:<34} mean {statistics.fmean(times):6.3f} ms  median {statistics.median(times):6.3f} ms"
-            f"  ({len(body)} bytes)",
+            f"{key:>3} {path:<34} cpu {cpu:6.3f} ms  mean {statistics.fmean(times):6.3f} ms"
+            f"  median {statistics.median(times):6.3f} ms  ({len(body)} bytes)",
             flush=True,
         )
+
+    if args.cprofile:  # CPU time only: waiting on PostgreSQL and Redis does not count
+        here = str(Path(__file__).resolve().parent)  # this file would shadow the standard `profile` module
+        sys.path[:] = [entry for entry in sys.path if str(Path(entry or ".").resolve()) != here]
+        import cProfile
+        import pstats
+
+        key = keys[-1]
+        path, auth = PATHS[key]
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
+        for _ in range(args.requests):
+            call(app, path, token if auth else None)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(40)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(60)
 
     if args.pyinstrument:
         from pyinstrument import Profiler

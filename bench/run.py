@@ -394,6 +394,9 @@ def main() -> int:
     parser.add_argument("--peer", default=str(PEER), help="the FastAPI peer's directory (compare.sh)")
     parser.add_argument("--no-peer", action="store_true", help="skip the comparison with the FastAPI peer")
     parser.add_argument("--no-metrics", action="store_true", help="skip the metrics cost (a second server)")
+    parser.add_argument(
+        "--admin-rows", type=int, default=1_000_000, help="rows per table for the admin pages, after the load (0: skip)"
+    )
     args = parser.parse_args()
     peer_dir = Path(args.peer).resolve()
     args.peer_note = ""
@@ -529,6 +532,8 @@ def main() -> int:
         args.peer_note = "the open-task list (c) was not among the rows."
     extra, met = targets({s.key: s for s in scenarios}, peer)
     extra = [*growth_lines, *extra, *metrics]
+    if args.admin_rows:  # last: the million rows would change what the load scenarios read
+        extra += ["", *admin_rows(args.admin_rows)]
     text = render(scenarios, args, info, extra, peer)
     print()
     print(text)
@@ -678,6 +683,118 @@ def metrics_cost(base: str, pgid: int, env: dict, scenarios: list[Scenario], arg
             f"{(rps_on / rps_off - 1) * 100:+.1f} % | {(cpu_on - cpu_off) * 1000:+.0f} µs |"
         )
     lines += ["", f"One scrape of the web exporter after the load: {scrape_ms:.1f} ms, {samples} samples."]
+
+
+ADMIN_PAGES = [  # each change list's first page, then one filtered page (docs/decisions.md#admin-change-lists-at-size)
+    ("tasks", "/admin/tasks_market/task/", "?status__exact=completed"),
+    ("bids", "/admin/tasks_market/bid/", "?status__exact=rejected"),
+    ("payments", "/admin/tasks_market/payment/", "?status__exact=succeeded"),
+    ("deliveries", "/admin/tasks_market/delivery/", "?status__exact=pending"),
+    ("webhook deliveries", "/admin/webhooks_app/webhookdelivery/", "?status__exact=failed"),
+    ("users", "/admin/accounts/user/", "?is_active__exact=1"),
+]
+
+
+def clone_rows(cursor, model, template_pk, count: int, overrides: dict[str, str], source: str = "") -> None:
+    """`count` copies of one row of `model`, in one INSERT ... SELECT: every column as the template's but
+    the `overrides` (SQL over `n`, 1..count, and the template `t`)."""
+    table = model._meta.db_table
+    columns = [field.column for field in model._meta.concrete_fields]
+    values = [overrides.get(column, f't."{column}"') for column in columns]
+    names = ", ".join(f'"{column}"' for column in columns)
+    source = source or f"generate_series(1, {int(count)}) AS n"
+    cursor.execute(
+        f'INSERT INTO "{table}" ({names}) SELECT {", ".join(values)} '  # noqa: S608
+        f'FROM "{table}" AS t, {source} WHERE t."{model._meta.pk.column}" = %s',
+        [template_pk],
+    )
+
+
+def admin_rows(rows: int) -> list[str]:
+    """Staff pages at size: `rows` rows in each table behind a change list (bulk SQL), then the first page and a
+    filtered page of each, timed through the WSGI handler as a logged-in staff user (median of 3, after one)."""
+    from django.db import connection
+    from django.test import Client
+
+    from accounts.models import User
+    from tasks_market.models import Bid, Delivery, Payment, Task
+    from webhooks_app.models import WebhookDelivery, WebhookEvent, WebhookSubscription
+
+    ago = "now() - n * interval '1 second'"
+    statuses = "(ARRAY[{}])[1 + mod(n, {})]".format
+    staff = User.objects.create_superuser(email="bench-staff@example.com", password=secrets.token_urlsafe(16))
+    task = Task.objects.order_by("created_at").first()
+    bid = Bid.objects.filter(task=task).first() or Bid.objects.first()
+    payment = Payment.objects.create(
+        task=task, bid=bid, provider="local", provider_payment_id="pi_bench_template", amount=100, currency="usd"
+    )
+    delivery = Delivery.objects.create(task=task, bid=bid, agent=bid.agent, status="pending")
+    subscription = WebhookSubscription.objects.create(
+        owner=staff, url="https://hooks.example.com/bench", events=["task.created"], secret=secrets.token_hex(16)
+    )
+    event = WebhookEvent.objects.create(owner=staff, type="task.created", body="{}")
+    hook = WebhookDelivery.objects.create(event=event, subscription=subscription, message_id="msg_bench_template")
+    started = time.monotonic()
+    log(f"admin pages: {rows:,} rows in each of {len(ADMIN_PAGES)} tables (bulk SQL)")
+    with connection.cursor() as cursor:
+        gen = "gen_random_uuid()"
+        clone_rows(
+            cursor, User, staff.pk, rows,
+            {"id": gen, "email": "'bench' || n || '@example.com'", "is_staff": "false", "is_superuser": "false",
+             "date_joined": ago},
+        )  # fmt: skip
+        clone_rows(
+            cursor, Task, task.pk, rows,
+            {"id": gen, "title": "'Bench task ' || n", "created_at": ago, "selected_bid_id": "NULL",
+             "status": statuses("'completed', 'cancelled', 'open'", 3)},
+        )  # fmt: skip
+        clone_rows(cursor, Bid, bid.pk, rows, {"id": gen, "created_at": ago, "status": "'rejected'"})
+        clone_rows(
+            cursor, Payment, payment.pk, rows,
+            {"id": gen, "provider_payment_id": "'pi_bench_' || n", "created_at": ago,
+             "status": statuses("'succeeded', 'refunded', 'requires_payment'", 3)},
+        )  # fmt: skip
+        clone_rows(
+            cursor, Delivery, delivery.pk, rows,
+            {"id": gen, "task_id": "s.task_id", "created_at": ago,
+             "status": statuses("'approved', 'pending', 'failed'", 3)},
+            source=f"(SELECT id AS task_id, row_number() OVER () AS n FROM \"{Task._meta.db_table}\""  # noqa: S608
+            f" WHERE title LIKE 'Bench task %%' LIMIT {int(rows)}) AS s",
+        )  # fmt: skip
+        clone_rows(
+            cursor, WebhookDelivery, hook.pk, rows,
+            {"id": gen, "message_id": "'msg_bench_' || n", "created_at": ago,
+             "status": statuses("'succeeded', 'failed', 'pending'", 3)},
+        )  # fmt: skip
+        for model in (User, Task, Bid, Payment, Delivery, WebhookDelivery):
+            cursor.execute(f'ANALYZE "{model._meta.db_table}"')
+    log(f"admin pages: rows in place in {time.monotonic() - started:.0f} s")
+
+    client = Client(HTTP_HOST="127.0.0.1", HTTP_X_FORWARDED_PROTO="https")
+    client.force_login(staff)
+    lines = [
+        f"Admin change lists with {rows:,} rows in each table (in process, as a logged-in staff user; median of 3 "
+        "requests after one; target < 1 s):",
+        "",
+        "| change list | first page (ms) | filtered page (ms) | filter |",
+        "|---|---:|---:|---|",
+    ]
+    slow = []
+    for name, path, query in ADMIN_PAGES:
+        timings = []
+        for url in (path, path + query):
+            times = []
+            for _ in range(4):
+                start = time.perf_counter()
+                response = client.get(url, secure=True)
+                times.append((time.perf_counter() - start) * 1000)
+                if response.status_code != 200:
+                    raise RuntimeError(f"{url}: {response.status_code}")
+            timings.append(statistics.median(times[1:]))
+        slow += [name] if max(timings) >= 1000 else []
+        log(f"admin {name}: first page {timings[0]:.0f} ms, filtered {timings[1]:.0f} ms")
+        lines.append(f"| {name} | {timings[0]:.0f} | {timings[1]:.0f} | `{query[1:]}` |")
+    lines += ["", f"Every page under 1 s: {'met' if not slow else 'MISSED (' + ', '.join(slow) + ')'}", ""]
     return lines
 
 

@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from core.admin import BoundedCountPaginator, fixed_values_filter
 from core.errors import DomainError
 from tasks_market.models import (
     Agent,
@@ -25,6 +26,7 @@ from tasks_market.models import (
     Task,
     TaskStatus,
 )
+from tasks_market.models.market import CURRENCIES
 from tasks_market.services import agents as agent_services
 from tasks_market.services import deliveries as delivery_services
 from tasks_market.services import disputes as dispute_services
@@ -103,9 +105,12 @@ class BidInline(admin.TabularInline):
 @admin.register(Task)
 class TaskAdmin(ReadOnlyAdmin):
     list_display = ("title", "poster", "status", "budget_amount", "budget_currency", "deadline", "created_at")
-    list_filter = ("status", "category", "budget_currency")
-    search_fields = ("title", "poster__email")
+    list_filter = ("status", "category", fixed_values_filter("budget_currency", CURRENCIES))
+    search_fields = ("title__startswith",)  # the title_prefix index
+    search_help_text = "Tasks whose title starts with the text (case-sensitive)."
     list_select_related = ("poster",)
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
     inlines = [BidInline]
     actions = ["cancel"]
 
@@ -118,8 +123,11 @@ class TaskAdmin(ReadOnlyAdmin):
 class BidAdmin(ReadOnlyAdmin):
     list_display = ("task", "agent", "bidder", "amount", "currency", "eta_hours", "status", "judge_score")
     list_filter = ("status",)
-    search_fields = ("task__title", "agent__name", "bidder__email")
+    search_fields = ("bidder__email__startswith",)
+    search_help_text = "Bids by bidders whose e-mail starts with the text."
     list_select_related = ("task", "agent", "bidder", "judgement")
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
     readonly_fields = ("judge_score", "judge_criteria")
 
     @admin.display(description="Judge score")
@@ -164,9 +172,17 @@ class PaymentAdmin(ReadOnlyAdmin):
         "mismatch_reason",
         "created_at",
     )
-    list_filter = ("status", AmountMismatchFilter, ("refund_due_at", admin.EmptyFieldListFilter), "provider")
-    search_fields = ("provider_payment_id", "task__title", "task__poster__email")
+    list_filter = (
+        "status",
+        AmountMismatchFilter,
+        ("refund_due_at", admin.EmptyFieldListFilter),
+        fixed_values_filter("provider", ("local", "stripe")),
+    )
+    search_fields = ("provider_payment_id__startswith",)
+    search_help_text = "Payments whose provider id starts with the text."
     list_select_related = ("task",)
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
     # Not the client secret: it lets whoever holds it pay, and staff do not need it.
     fields = (
         "provider",
@@ -222,8 +238,11 @@ class DeliverySubmissionInline(admin.TabularInline):
 class DeliveryAdmin(ReadOnlyAdmin):
     list_display = ("task", "agent", "status", "revision_count", "attempt_count", "dispatched_at", "updated_at")
     list_filter = ("status",)
-    search_fields = ("task__title", "agent__name", "task__poster__email")
+    search_fields = ("task__title__startswith",)
+    search_help_text = "Deliveries of tasks whose title starts with the text (case-sensitive)."
     list_select_related = ("task", "agent")
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
     inlines = [DeliverySubmissionInline, DeliveryAttemptInline]
     actions = ["retry", "resolve"]
 

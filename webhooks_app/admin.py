@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from core.admin import BoundedCountPaginator, fixed_values_filter
 from webhooks_app.delivery import webhook_delivery_replay
+from webhooks_app.events import EVENT_TYPES
 from webhooks_app.inbound import inbound_events_reprocess
 from webhooks_app.models import (
     InboundDelivery,
@@ -111,9 +113,12 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         "last_status_code",
         "created_at",
     )
-    list_filter = ("status", "event__type")
-    search_fields = ("message_id", "subscription__url", "subscription__owner__email")
+    list_filter = ("status", fixed_values_filter("event__type", EVENT_TYPES, "event type"))
+    search_fields = ("message_id__startswith",)
+    search_help_text = "Deliveries whose message id starts with the text."
     list_select_related = ("event", "subscription")
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
     inlines = [WebhookAttemptInline]
     actions = ["replay"]
 

@@ -171,6 +171,8 @@ class WebhookDelivery(models.Model):
         indexes = [
             models.Index(fields=["subscription", "-created_at", "-id"]),
             models.Index(fields=["status", "next_attempt_at"]),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="whdelivery_created_desc"),
         ]
 
     def __str__(self) -> str:

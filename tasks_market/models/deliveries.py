@@ -63,6 +63,8 @@ class Delivery(models.Model):
             models.Index(fields=["status", "next_attempt_at"]),
             models.Index(fields=["status", "dispatched_at"]),
             models.Index(fields=["claimed_at"]),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="delivery_created_desc"),
         ]
 
     def __str__(self) -> str:

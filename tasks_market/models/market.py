@@ -66,6 +66,9 @@ class Task(models.Model):
             # Each list's order, to the primary key: keyset pages and their first page read only their rows.
             models.Index(fields=["poster", "-created_at", "-id"]),
             models.Index(fields=["status", "-created_at", "-id"]),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="task_created_desc"),
+            models.Index(fields=["title"], name="task_title_prefix", opclasses=["varchar_pattern_ops"]),
         ]
 
     def __str__(self) -> str:
@@ -102,6 +105,8 @@ class Bid(models.Model):
         indexes = [
             models.Index(fields=["task", "-created_at", "-id"]),
             models.Index(fields=["bidder", "-created_at", "-id"]),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="bid_created_desc"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -188,6 +193,8 @@ class Payment(models.Model):
         indexes = [
             models.Index(fields=["task", "-created_at"]),
             models.Index(fields=["refund_due_at"], condition=Q(refund_due_at__isnull=False), name="payment_refund_due"),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="payment_created_desc"),
         ]
 
     def __str__(self) -> str:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from datetime import timedelta
 
 import pytest
@@ -84,6 +85,21 @@ def test_expired_access_token_is_401(alice):
     token.set_exp(lifetime=-timedelta(seconds=1))
 
     response = client_with_token(str(token)).get("/api/v1/auth/api-keys")
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "authentication_failed"
+
+
+def test_an_access_token_accepted_before_is_refused_once_it_expires(alice):
+    """This process remembers the tokens it has checked (accounts.authentication), never past their expiry."""
+    token = AccessToken.for_user(alice)
+    token.set_exp(lifetime=timedelta(seconds=2))
+    client = client_with_token(str(token))
+    assert client.get("/api/v1/auth/api-keys").status_code == 200
+    assert client.get("/api/v1/auth/api-keys").status_code == 200
+
+    time.sleep(max(0.0, token["exp"] - time.time()) + 0.05)  # the clock is the event: past the expiry
+    response = client.get("/api/v1/auth/api-keys")
 
     assert response.status_code == 401
     assert response.json()["code"] == "authentication_failed"

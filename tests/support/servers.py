@@ -82,7 +82,13 @@ def serve_app_over_tls(workdir: Path) -> Iterator[str]:
 
 
 def run_schemathesis(
-    base_url: str, token: str, report_dir: Path, *extra: str, max_examples: int = 25, timeout: int = 2300
+    base_url: str,
+    token: str,
+    report_dir: Path,
+    *extra: str,
+    max_examples: int = 25,
+    timeout: int = 2300,
+    phases: str = "examples,coverage,fuzzing",
 ) -> subprocess.CompletedProcess:
     """schemathesis over the live /openapi.json with a bearer token; deterministic (fixed seed, no database)."""
     return subprocess.run(
@@ -99,7 +105,7 @@ def run_schemathesis(
             "--checks",
             FUZZ_CHECKS,
             "--phases",
-            "examples,coverage,fuzzing",
+            phases,
             "--max-examples",
             str(max_examples),
             "--seed",
