@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tasks_market', '0003_payment_refund_due'),
+        ('tasks_market', '0005_open_tasks_counter'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
