@@ -59,5 +59,8 @@ def test_the_banner_says_how_to_try_the_seller_side(api, settings, capsys):
     assert "https://127.0.0.1:9555/docs/guide/payouts" in out
     assert "$BASE/api/v1/payouts/account" in out and "onboarding_url" in out
     assert "$BASE/api/v1/payouts/balance" in out
-    # Its one link is a page (the API calls are commands: they need a token).
+    # Its one link is a page (the API calls are commands: they need a token); every link in the banner
+    # ends where the URL does (`make info`'s links are fetched as printed).
     assert api.get("/docs/guide/payouts").status_code == 200
+    for link in re.findall(r"https://[^\s<>]+", out):
+        assert re.fullmatch(r"https://127\.0\.0\.1:9555(/[\w/.-]*)?", link), link

@@ -40,7 +40,7 @@ class Command(BaseCommand):
         # The seller side (docs/payouts.md): the API calls need a token, so they are commands, not links.
         lines += [
             f"Sellers:  how they are paid: {origin}/docs/guide/payouts   As the demo agent owner, with",
-            f'          BASE={origin}, TOKEN=<access of POST /api/v1/auth/token>, AUTH="Bearer $TOKEN":',
+            f'          BASE={origin}  TOKEN=<access of POST /api/v1/auth/token>  AUTH="Bearer $TOKEN"',
             '          curl -k -X POST -H "Authorization: $AUTH" $BASE/api/v1/payouts/account   (onboarding_url)',
             '          curl -k -H "Authorization: $AUTH" $BASE/api/v1/payouts/balance   (also /earnings, /payouts)',
         ]
