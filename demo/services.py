@@ -23,6 +23,10 @@ from accounts.services import user_create
 from assistant.providers.llm import get_llm_provider
 from core.errors import InvalidState, NotFound
 from demo.models import InboxMessage
+from payments.models import LocalConnectObject, PayoutAccount
+from payments.payouts import payout_account_apply, payout_account_start
+from payments.providers.base import PayoutAccountStatus
+from payments.providers.local import LocalPaymentProvider, account_event_object
 from tasks_market.models import Agent, Bid, Task, TaskCategory, TaskStatus
 from tasks_market.services.agents import agent_register, agent_secrets, agent_update_endpoint
 from tasks_market.services.bids import bid_create
@@ -39,6 +43,7 @@ AGENT_PATH = "/demo/agent/tasks"
 AGENT_CATEGORIES = [TaskCategory.CONTENT, TaskCategory.MARKETING, TaskCategory.RESEARCH, TaskCategory.OTHER]
 # The demo agent asks for this share of the task's budget.
 BID_SHARE = Decimal("0.9")
+DEMO_BANK_ACCOUNT = "DE89370400440532013000"  # a well-known test IBAN; the local provider keeps its last 4
 INBOX_KEEP = 200  # messages kept per inbox token; older ones are deleted as new ones arrive
 SIGNATURE_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
 
@@ -64,6 +69,25 @@ def demo_agent_ensure() -> Agent:
     if agent.endpoint_url != agent_endpoint():  # `make run` on another PORT
         agent = agent_update_endpoint(owner=owner, agent_id=agent.id, endpoint_url=agent_endpoint())
     return agent
+
+
+def demo_payout_account_ensure(*, owner: User) -> PayoutAccount | None:
+    """The demo agent's owner gets an active payout account on the local provider, onboarded as its hosted
+    page would, so that the demo's earnings are paid out (docs/payouts.md#payout-accounts). Once: an
+    active account is left as it is. None with another provider (a real one onboards by hand)."""
+    if settings.PAYMENTS_PROVIDER != "local":
+        return None
+    account = PayoutAccount.objects.filter(owner=owner).first()
+    if account is not None and account.status == PayoutAccountStatus.ACTIVE and account.payouts_enabled:
+        return account
+    started = payout_account_start(owner=owner)
+    link_id = started.onboarding_url.rstrip("/").rsplit("/", 1)[1]
+    with transaction.atomic():
+        LocalPaymentProvider().complete_onboarding(
+            link_id=link_id, display_name="Demo agent owner", bank_account=DEMO_BANK_ACCOUNT
+        )
+        row = LocalConnectObject.objects.get(id=started.account.provider_account_id)
+        return payout_account_apply(provider_account_id=row.id, obj=account_event_object(row))
 
 
 def demo_agent() -> Agent | None:

@@ -1,14 +1,15 @@
-"""Staff views of sellers' money (docs/payouts.md#admin): payout accounts, earnings, payouts, and the
-ledger, per task (`?source=task:<uuid>`) and per owner (`?owner_id=<id>`). Read-only: money moves
+"""Staff views of sellers' money (docs/payouts.md#admin): payout accounts, earnings, payouts, card
+chargebacks, and the ledger, per task (`?source=task:<uuid>`) and per owner (`?owner_id=<id>`). Read-only: money moves
 through the services, never by editing a row."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.urls import reverse
 from django.utils.html import format_html
 
-from payments.models import Earning, LedgerEntry, LedgerLine, Payout, PayoutAccount
+from payments.models import Chargeback, Earning, LedgerEntry, LedgerLine, Payout, PayoutAccount
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -74,6 +75,58 @@ class PayoutAdmin(ReadOnlyAdmin):
     list_filter = ("status", "currency")
     search_fields = ("owner__email", "provider_payout_id", "idempotency_key")
     list_select_related = ("owner", "account")
+
+
+@admin.register(Chargeback)
+class ChargebackAdmin(ReadOnlyAdmin):
+    """Card chargebacks as the provider announced them (docs/payouts.md#chargebacks), with the earning of
+    the disputed payment. A chargeback names the payment, not a row of ours (it may come before the
+    release), so the earning is annotated by one subquery rather than joined."""
+
+    list_display = ("id", "payment_ref", "status", "earning_source", "earning_owner", "earning_state", "created_at")
+    list_filter = ("status",)
+    search_fields = ("id", "payment_ref")
+    list_select_related = False  # no foreign keys: the earning comes from the annotations below
+    readonly_fields = (
+        "id",
+        "payment_ref",
+        "status",
+        "earning_source",
+        "earning_owner",
+        "earning_state",
+        "created_at",
+        "updated_at",
+    )
+    fields = readonly_fields
+    date_hierarchy = "created_at"
+
+    def get_queryset(self, request) -> QuerySet[Chargeback]:
+        earning = Earning.objects.filter(payment_ref=OuterRef("payment_ref")).order_by("created_at")
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _earning_source=Subquery(earning.values("source")[:1]),
+                _earning_owner=Subquery(earning.values("owner__email")[:1]),
+                _earning_state=Subquery(earning.values("chargeback_state")[:1]),
+            )
+        )
+
+    @admin.display(description="Earning", ordering="_earning_source")
+    def earning_source(self, chargeback: Chargeback) -> str:
+        source = getattr(chargeback, "_earning_source", None)
+        if not source:
+            return "(nothing released yet)"
+        url = reverse("admin:payments_earning_changelist")
+        return format_html('<a href="{}?q={}">{}</a> {}', url, source, source, _ledger_link("ledger", source=source))
+
+    @admin.display(description="Seller")
+    def earning_owner(self, chargeback: Chargeback) -> str:
+        return getattr(chargeback, "_earning_owner", None) or "-"
+
+    @admin.display(description="Earning's chargeback state")
+    def earning_state(self, chargeback: Chargeback) -> str:
+        return getattr(chargeback, "_earning_state", None) or "-"
 
 
 class LedgerLineInline(admin.TabularInline):

@@ -191,11 +191,23 @@ def earning_record(
         ],
         memo=f"fee {split.fee}, net {split.net}",
     )
-    # A chargeback the provider announced before this release freezes the earning at once.
-    if opened := Chargeback.objects.filter(payment_ref=payment_ref, status=Chargeback.Status.OPEN).first():
+    # A chargeback the provider announced before this release freezes the earning at once; one already
+    # lost reverses it as its close would have (frozen, then to chargebacks): it is never paid out.
+    # A won one changes nothing (docs/payouts.md#chargebacks).
+    # Locked, so a close racing this release waits for it (and then finds the earning) or is seen by it.
+    earlier = list(
+        Chargeback.objects.select_for_update()
+        .filter(payment_ref=payment_ref, status__in=(Chargeback.Status.OPEN, Chargeback.Status.LOST))
+        .order_by("created_at")
+    )
+    if opened := next((c for c in earlier if c.status == Chargeback.Status.OPEN), None):
         _chargeback_apply(earning, opened.id)
-    # The transfer is a provider call: after commit, outside any lock (the payout run retries it).
-    enqueue_after_commit("payments.tasks.transfer_earning", str(earning.id))
+    elif earlier:
+        _chargeback_apply(earning, earlier[0].id)
+        _chargeback_settle(earning, earlier[0].id, won=False)
+    if earning.status in (EarningStatus.PENDING, EarningStatus.AVAILABLE):
+        # The transfer is a provider call: after commit, outside any lock (the payout run retries it).
+        enqueue_after_commit("payments.tasks.transfer_earning", str(earning.id))
     return earning
 
 
@@ -473,6 +485,12 @@ def chargeback_close(*, payment_ref: str, dispute_id: str, won: bool) -> Earning
     earning = Earning.objects.select_for_update().filter(payment_ref=payment_ref).first()
     if earning is None or earning.chargeback_state not in (ChargebackState.FROZEN, ChargebackState.DEBITED):
         return earning
+    return _chargeback_settle(earning, dispute_id, won=won)
+
+
+def _chargeback_settle(earning: Earning, dispute_id: str, *, won: bool) -> Earning:
+    """The (locked, frozen or debited) earning's chargeback closed: given back, or reversed; once."""
+    payment_ref = earning.payment_ref
     key = f"chargeback-closed:{dispute_id}"
     if earning.chargeback_state == ChargebackState.FROZEN:
         if won:

@@ -25,15 +25,8 @@ step() { echo "make run: $*"; }
 step "migrating the database ($VAR_DIR)"
 "$PY" manage.py migrate --noinput --verbosity 0
 
-# Static files are collected once, and again only when their sources or the requirements change: the
-# stamp is a hash of every static file's path, size and time, and of requirements.txt.
-static_stamp=$( { find . -path ./.venv -prune -o -path ./var -prune -o -path ./node_modules -prune \
-  -o -path '*/static/*' -type f -printf '%p %s %T@\n'; cat requirements.txt; } | sort | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$VAR_DIR/static/.stamp" 2>/dev/null)" != "$static_stamp" ]; then
-  step "collecting static files (once; again only when they change)"
-  "$PY" manage.py collectstatic --noinput --clear --verbosity 0
-  echo "$static_stamp" > "$VAR_DIR/static/.stamp"
-fi
+# Static files are collected once, and again only when their sources or the requirements change.
+PY="$PY" scripts/static_once.sh
 
 if [ ! -s "$VAR_DIR/dev-cert.pem" ] || [ ! -s "$VAR_DIR/dev-key.pem" ]; then
   step "creating a self-signed development certificate in $VAR_DIR"

@@ -48,3 +48,19 @@ def test_demo_info_prints_the_banner_with_working_paths(settings, capsys):
     out = capsys.readouterr().out
     assert "API:      https://127.0.0.1:9555/api/v1/" in out
     assert "the-demo-password" in out and "bmk_x_y" in out and "make info" in out
+
+
+def test_the_banner_says_how_to_try_the_seller_side(api, settings, capsys):
+    settings.PUBLIC_BASE_URL = "https://127.0.0.1:9555"
+
+    call_command("demo_info")
+
+    out = capsys.readouterr().out
+    assert "https://127.0.0.1:9555/docs/guide/payouts" in out
+    assert "$BASE/api/v1/payouts/account" in out and "onboarding_url" in out
+    assert "$BASE/api/v1/payouts/balance" in out
+    # Its one link is a page (the API calls are commands: they need a token); every link in the banner
+    # ends where the URL does (`make info`'s links are fetched as printed).
+    assert api.get("/docs/guide/payouts").status_code == 200
+    for link in re.findall(r"https://[^\s<>]+", out):
+        assert re.fullmatch(r"https://127\.0\.0\.1:9555(/[\w/.-]*)?", link), link

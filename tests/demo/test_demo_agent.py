@@ -10,8 +10,10 @@ import uuid
 from decimal import Decimal
 
 import pytest
+from django.core.management import call_command
 
-from demo.services import AGENT_OWNER_EMAIL, AGENT_PATH, demo_agent_bid, demo_agent_ensure
+from demo.services import AGENT_OWNER_EMAIL, AGENT_PATH, demo_agent_bid, demo_agent_ensure, demo_payout_account_ensure
+from payments.models import LocalConnectObject, PayoutAccount
 from signed_delivery.signing import sign_headers
 from tasks_market.models import Bid, Delivery, DeliveryStatus, TaskStatus
 from tasks_market.services.dispatch import dispatch_payload
@@ -85,3 +87,26 @@ def test_a_dispatch_signed_with_another_secret_is_refused(demo, api):
     assert response.status_code == 401
     assert response.json()["code"] == "invalid_signature"
     assert Delivery.objects.get(pk=delivery.pk).status == DeliveryStatus.PENDING
+
+
+def test_its_owner_gets_an_active_local_payout_account_once(demo, settings):
+    settings.PAYMENTS_PROVIDER = "local"
+
+    account = demo_payout_account_ensure(owner=demo.owner)
+    again = demo_payout_account_ensure(owner=demo.owner)  # the next `make run`
+
+    assert (account.status, account.payouts_enabled, account.display_name) == ("active", True, "Demo agent owner")
+    assert again.pk == account.pk and PayoutAccount.objects.filter(owner=demo.owner).count() == 1
+    assert LocalConnectObject.objects.filter(kind="account").count() == 1
+
+
+def test_the_demo_agent_command_onboards_the_owner(settings, capsys):
+    settings.DEMO_AGENT_ENABLED = True
+    settings.DEMO_USER_PASSWORD = "the-demo-password"
+    settings.PAYMENTS_PROVIDER = "local"
+
+    call_command("demo_agent")
+    call_command("demo_agent")
+
+    assert PayoutAccount.objects.get(owner__email=AGENT_OWNER_EMAIL).status == "active"
+    assert "payout account" in capsys.readouterr().out

@@ -12,6 +12,8 @@ from django.core.management import CommandError, call_command
 from payments import registry
 from payments.models import LocalPayment
 from payments.providers.local import LocalPaymentProvider
+from tasks_market.models import Payment, PaymentStatus
+from tests.payouts.test_held_payments import held
 from webhooks_app.models import InboundEvent
 
 
@@ -93,3 +95,33 @@ def test_it_refuses_to_run_for_stripe(settings):
     settings.PAYMENTS_PROVIDER = "stripe"
     with pytest.raises(CommandError, match="local payment provider only"):
         call_command("payments_simulate", "pi_x", "succeeded", stdout=StringIO())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_canceled_expires_a_held_payment_and_our_webhook_records_it(tls_server, settings):
+    settings.PAYMENTS_LOCAL_WEBHOOK_URL = f"{tls_server}/api/v1/webhooks/payments"
+    _, _, payment = held()  # authorised, never captured
+    out = StringIO()
+
+    call_command("payments_simulate", str(payment.id), "canceled", stdout=out)
+
+    assert LocalPayment.objects.get(id=payment.provider_payment_id).status == "cancelled"
+    assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.CANCELLED
+    stored = InboundEvent.objects.get()
+    assert (stored.type, stored.status) == ("payment_intent.canceled", "processed")
+    assert f"Payment {payment.provider_payment_id} (150.00 usd) is now cancelled." in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_captured_payment_cannot_be_canceled_and_the_help_says_what_canceled_does(capsys):
+    payment = LocalPaymentProvider().create_payment(
+        amount=Decimal("5.00"), currency="usd", metadata={}, idempotency_key="t:cancel"
+    )
+    LocalPayment.objects.filter(id=payment.id).update(status="released")  # captured
+
+    with pytest.raises(CommandError, match="cannot expire"):
+        call_command("payments_simulate", payment.id, "canceled", "--no-send", stdout=StringIO())
+
+    with pytest.raises(SystemExit):
+        call_command("payments_simulate", "--help")
+    assert "canceled" in capsys.readouterr().out

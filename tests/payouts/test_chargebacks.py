@@ -4,8 +4,10 @@ a paid-out one debited from the owner's balance and paid back from later earning
 from __future__ import annotations
 
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
+from django.core.management import call_command
 
 from payments.events import build_event
 from payments.ledger import seller_balances
@@ -111,4 +113,43 @@ def test_a_chargeback_twice_applies_once(alice_api, seller_api, seller, api):
     chargeback(api, "charge.dispute.created", earning, "needs_response")  # a second event id, same dispute
 
     assert seller_balances(seller.pk)["usd"]["frozen"] == Decimal("135.000")
+    assert ledger_problems() == []
+
+
+def test_a_chargeback_lost_before_the_release_reverses_the_earning_it_makes(alice_api, seller_api, seller, api):
+    selected = in_review(alice_api, seller_api, api)
+    payment = SimpleNamespace(payment_ref=selected["payment"]["provider_payment_id"])
+    chargeback(api, "charge.dispute.created", payment, "needs_response")
+    chargeback(api, "charge.dispute.closed", payment, "lost")  # all before the poster approves
+    onboard(seller)
+
+    approved = alice_api.post(f"/api/v1/tasks/{selected['task']['id']}/delivery/approve")
+    payouts_run()
+
+    assert approved.status_code == 200, approved.content
+    earning = Earning.objects.get(source=f"task:{selected['task']['id']}")
+    assert (earning.status, earning.chargeback_state, earning.chargeback_id) == ("reversed", "lost", "dp_1")
+    assert not Payout.objects.exists() and earning.transfer_id == ""  # never paid to the seller
+    assert seller_balances(seller.pk)["usd"] == {
+        "pending": Decimal(0),
+        "available": Decimal(0),
+        "paid_out": Decimal(0),
+        "frozen": Decimal(0),
+    }
+    assert ledger_problems() == []
+    call_command("ledger_check")  # exits non-zero on a broken invariant
+
+
+def test_a_chargeback_won_before_the_release_leaves_the_earning_alone(alice_api, seller_api, seller, api):
+    selected = in_review(alice_api, seller_api, api)
+    payment = SimpleNamespace(payment_ref=selected["payment"]["provider_payment_id"])
+    chargeback(api, "charge.dispute.created", payment, "needs_response")
+    chargeback(api, "charge.dispute.closed", payment, "won")
+    onboard(seller)
+
+    assert alice_api.post(f"/api/v1/tasks/{selected['task']['id']}/delivery/approve").status_code == 200
+    payouts_run()
+
+    earning = Earning.objects.get(source=f"task:{selected['task']['id']}")
+    assert earning.chargeback_state == "" and Payout.objects.get().amount == Decimal("135.000")
     assert ledger_problems() == []

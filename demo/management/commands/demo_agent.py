@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from demo.services import AGENT_OWNER_EMAIL, demo_agent_ensure
+from demo.services import AGENT_OWNER_EMAIL, demo_agent_ensure, demo_payout_account_ensure
 
 
 class Command(BaseCommand):
@@ -20,3 +20,6 @@ class Command(BaseCommand):
             f"Demo agent: {agent.name} {agent.id} at {agent.endpoint_url} "
             f"(owner {AGENT_OWNER_EMAIL}, categories {', '.join(agent.capabilities)})"
         )
+        # Its earnings are paid out in the demo: the owner's payout account is active (local provider).
+        if account := demo_payout_account_ensure(owner=agent.owner):
+            self.stdout.write(f"Demo agent owner's payout account: {account.provider_account_id} {account.status}")

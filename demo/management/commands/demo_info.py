@@ -37,6 +37,13 @@ class Command(BaseCommand):
             lines.append(f"API key:   {api_key}   (this run's; the previous run's is revoked)")
         if settings.DEMO_AGENT_ENABLED:
             lines.append(f"Demo agent owner: {AGENT_OWNER_EMAIL} (same password); its agent bids on open tasks")
+        # The seller side (docs/payouts.md): the API calls need a token, so they are commands, not links.
+        lines += [
+            f"Sellers:  how they are paid: {origin}/docs/guide/payouts   As the demo agent owner, with",
+            f'          BASE={origin}  TOKEN=<access of POST /api/v1/auth/token>  AUTH="Bearer $TOKEN"',
+            '          curl -k -X POST -H "Authorization: $AUTH" $BASE/api/v1/payouts/account   (onboarding_url)',
+            '          curl -k -H "Authorization: $AUTH" $BASE/api/v1/payouts/balance   (also /earnings, /payouts)',
+        ]
         lines += [
             f"Payments webhook secret: {','.join(settings.PAYMENTS_WEBHOOK_SECRET)}",
             f"Secrets:  {settings.VAR_DIR / 'secrets.env'} (generated once and kept; the environment overrides)",

@@ -1,4 +1,7 @@
-"""`manage.py payments_simulate PAYMENT succeeded|failed`: play the local provider's card network.
+"""`manage.py payments_simulate PAYMENT succeeded|failed|canceled`: play the local provider's card network.
+
+`canceled` is a held payment's authorisation expiring before capture (`payment_intent.canceled`;
+docs/payouts.md#held-payments); a captured payment cannot expire.
 
 PAYMENT is the payment's `id` as the API shows it (a task's or a credit top-up's payment) or the
 provider's own id (pi_..., sub_...). The event goes to PAYMENTS_LOCAL_WEBHOOK_URL: in the local profile
@@ -12,16 +15,20 @@ import uuid
 from django.apps import apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from core.errors import ProviderError, ProviderUnavailable
 from payments.events import send_event
 from payments.providers.local import PAYMENT_OUTCOMES, SUBSCRIPTION_OUTCOMES, LocalPaymentProvider
 
+CANCELED = "canceled"  # Stripe's spelling, as in `payment_intent.canceled`
+
 
 class Command(BaseCommand):
     help = (
-        "Local payment provider: settle a payment (pi_... succeeded|failed) or bill a subscription "
-        "(sub_... paid|payment_failed|updated|deleted), then send the signed provider event to our webhook."
+        "Local payment provider: settle a payment (pi_... succeeded|failed), expire a held (authorised, "
+        "not captured) one (pi_... canceled), or bill a subscription (sub_... paid|payment_failed|updated|"
+        "deleted), then send the signed provider event to our webhook."
     )
 
     def add_arguments(self, parser):
@@ -30,7 +37,11 @@ class Command(BaseCommand):
             metavar="PAYMENT_ID",
             help="The payment's id as the API shows it, or the provider's pi_... (or sub_...)",
         )
-        parser.add_argument("outcome", choices=sorted({*PAYMENT_OUTCOMES, *SUBSCRIPTION_OUTCOMES}))
+        parser.add_argument(
+            "outcome",
+            choices=sorted({*PAYMENT_OUTCOMES, CANCELED, *SUBSCRIPTION_OUTCOMES}),
+            help="canceled: a held payment's authorisation expires (payment_intent.canceled)",
+        )
         parser.add_argument("--url", default=None, help="Webhook URL (default: PAYMENTS_LOCAL_WEBHOOK_URL).")
         parser.add_argument("--no-send", action="store_true", help="Change the state and print the event only.")
 
@@ -48,9 +59,13 @@ class Command(BaseCommand):
                 subscription, event = provider.simulate_subscription(object_id, outcome)
                 self.stdout.write(f"Subscription {subscription.id} is now {subscription.status}.")
             else:
-                if outcome not in PAYMENT_OUTCOMES:
-                    raise CommandError(f"A payment takes one of: {', '.join(PAYMENT_OUTCOMES)}.")
-                payment, event = provider.simulate_payment(object_id, outcome)
+                if outcome not in (*PAYMENT_OUTCOMES, CANCELED):
+                    raise CommandError(f"A payment takes one of: {', '.join((*PAYMENT_OUTCOMES, CANCELED))}.")
+                if outcome == CANCELED:
+                    with transaction.atomic():  # it locks the provider's payment row
+                        payment, event = provider.simulate_cancel(object_id)
+                else:
+                    payment, event = provider.simulate_payment(object_id, outcome)
                 self.stdout.write(
                     f"Payment {payment.id} ({payment.amount} {payment.currency}) is now {payment.status}."
                 )
