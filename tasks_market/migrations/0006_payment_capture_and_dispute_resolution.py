@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='payment',
             name='refunded_amount',
-            field=models.DecimalField(decimal_places=2, default=0, max_digits=12),
+            field=models.DecimalField(db_default=0, decimal_places=2, default=0, max_digits=12),
         ),
         migrations.CreateModel(
             name='DisputeResolution',

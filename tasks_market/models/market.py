@@ -186,7 +186,8 @@ class Payment(models.Model):
     # Null while the money is only authorised (payments held for approval before docs/payouts.md): the
     # beat captures those before their authorisation expires.
     captured_at = models.DateTimeField(null=True, blank=True)
-    refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    # db_default: during a rolling deploy the release before inserts payments without this column.
+    refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
 
     class Meta:
         ordering = ["-created_at"]
