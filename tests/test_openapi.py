@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import secrets
@@ -130,3 +131,60 @@ def test_the_deploy_check_make_serve_runs_passes():
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- Fast docs: compact, compressed, cacheable, generated once (see docs/decisions.md#api-documents) ------
+
+
+def test_the_document_is_compact_and_gzip_compressed_when_accepted(api):
+    plain = api.get("/openapi.json")
+    zipped = api.get("/openapi.json", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+
+    assert plain.status_code == 200 and "Content-Encoding" not in plain
+    assert b"\n" not in plain.content  # no indentation (a newline in a string is escaped)
+    assert zipped["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in zipped["Vary"]
+    assert gzip.decompress(zipped.content) == plain.content
+    assert len(zipped.content) < len(plain.content) / 5
+
+
+def test_the_document_has_a_strong_etag_per_encoding_and_answers_304(api):
+    plain = api.get("/openapi.json")
+    zipped = api.get("/openapi.json", HTTP_ACCEPT_ENCODING="gzip")
+
+    assert re.fullmatch(r'"[0-9a-f]{32}"', plain["ETag"])
+    assert zipped["ETag"] != plain["ETag"] and not zipped["ETag"].startswith("W/")
+    again = api.get("/openapi.json", HTTP_IF_NONE_MATCH=plain["ETag"])
+    assert again.status_code == 304 and again.content == b""
+    assert api.get("/openapi.json", HTTP_IF_NONE_MATCH='"other"').status_code == 200
+    assert api.get("/openapi.json", HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=zipped["ETag"]).status_code == 304
+
+
+def test_the_document_is_generated_once_per_process(api, monkeypatch):
+    from drf_spectacular.generators import SchemaGenerator
+
+    from core.api import openapi_view
+
+    openapi_view._clear()
+    calls = []
+    original = SchemaGenerator.get_schema
+    monkeypatch.setattr(SchemaGenerator, "get_schema", lambda self, **kw: calls.append(1) or original(self, **kw))
+
+    first = api.get("/openapi.json").content
+    assert api.get("/openapi.json").content == first
+    assert api.get("/openapi.json", HTTP_HOST="localhost").json()["servers"] == [
+        {"url": "https://localhost", "description": "This server"}
+    ]
+    assert len(calls) == 1
+
+
+def test_every_operation_has_a_summary_and_a_description_of_its_own(schema):
+    descriptions: dict[str, str] = {}
+    for method, path, operation in _operations(schema):
+        name = f"{method.upper()} {path}"
+        assert operation.get("summary", "").strip(), f"{name} has no summary"
+        description = operation.get("description", "").strip()
+        assert description, f"{name} has no description"
+        assert "Subclasses" not in description, f"{name} shows a base class's docstring"
+        assert description not in descriptions, f"{name} repeats the description of {descriptions.get(description)}"
+        descriptions[description] = name

@@ -71,6 +71,9 @@ class AssistantConversationsView(ApiView):
     @extend_schema(
         operation_id="assistant_conversations",
         summary="Your conversation with the assistant, newest first",
+        description=(
+            "The messages of your one conversation (yours and the assistant's), paged, with `total` and `has_more`."
+        ),
         tags=["assistant"],
         parameters=[PageQuery],
         responses=ConversationSerializer,
@@ -102,6 +105,10 @@ class ImageModelsView(ApiView):
     @extend_schema(
         operation_id="allmodelchat_models",
         summary="Image models, their credit cost and which is the default",
+        description=(
+            "Every image model with its `credit_cost`, whether it is `available` now and which one is used when a "
+            "request names none (`default`)."
+        ),
         tags=["allmodelchat"],
         parameters=[PageQuery],
         responses=envelope(ImageModelSerializer),
@@ -337,6 +344,10 @@ class BriefSuggestionsView(ApiView):
     @extend_schema(
         operation_id="brief_suggestions",
         summary="Objectives, audiences and channels to start a brief with (free, 60 per hour)",
+        description=(
+            "Starting points for a brief matching `q` (free text): objectives, audiences and channels. Public, no "
+            "account needed."
+        ),
         tags=["free tools"],
         parameters=[BriefSuggestionsQuery],
         responses={200: BriefSuggestionsSerializer, **LLM_ERRORS},
@@ -352,6 +363,10 @@ class TaglineView(ApiView):
     @extend_schema(
         operation_id="signature_tagline",
         summary="Taglines for an e-mail signature (free, 10 per hour)",
+        description=(
+            "`count` short taglines for a brand, in the `tone` asked for, drafted by the language model. Public, no "
+            "account needed."
+        ),
         tags=["free tools"],
         request=TaglineInput,
         responses={200: TaglinesSerializer, **LLM_ERRORS},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular import openapi
+from drf_spectacular.plumbing import get_doc
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 
 from core import idempotency
@@ -92,6 +93,13 @@ def error_response(description: str) -> OpenApiResponse:
 
 
 class AutoSchema(openapi.AutoSchema):
+    def get_description(self) -> str:
+        """The method's docstring, else the view class's own: never one inherited from a base class, which
+        describes the base (drf-spectacular would otherwise walk the MRO)."""
+        method = getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
+        own = type(self.view).__dict__.get("__doc__")
+        return get_doc(method) or (get_doc(type(self.view)) if own else "")
+
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
         """A serializer's `openapi_extra` (rules across fields, e.g. `anyOf`) joins its component's schema."""
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
@@ -189,5 +197,9 @@ def add_servers_and_contact(result, generator, request, public):
     if request is not None:
         origin = request.build_absolute_uri("/").rstrip("/")
         result["servers"] = [{"url": origin, "description": "This server"}]
-        result["info"].setdefault("contact", {})["url"] = f"{origin}/docs/guide"
+        # New dicts, never the shared ones: core.api.openapi_view keeps one generated document per process.
+        result["info"] = {
+            **result["info"],
+            "contact": {**result["info"].get("contact", {}), "url": f"{origin}/docs/guide"},
+        }
     return result

@@ -25,8 +25,7 @@ _PERMISSIONS = {
 
 
 class ApiView(APIView):
-    """Subclasses set `access`; there is deliberately no default."""
-
+    # Subclasses set `access`; there is deliberately no default.
     access: Access
 
     def __init_subclass__(cls, **kwargs):

@@ -116,6 +116,7 @@ class SubscriptionListView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_list",
         summary="List your webhook subscriptions",
+        description="Your subscriptions, newest first: URL, events and whether each is active (never the secret).",
         tags=TAGS,
         parameters=[PageQuery],
         responses=envelope(WebhookSubscriptionSerializer),
@@ -151,6 +152,7 @@ class SubscriptionDetailView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_get",
         summary="A webhook subscription",
+        description="One of your webhook subscriptions by id (never its secret).",
         tags=TAGS,
         responses=WebhookSubscriptionSerializer,
     )
@@ -161,6 +163,7 @@ class SubscriptionDetailView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_delete",
         summary="Delete a webhook subscription and its delivery history",
+        description="Deliveries stop at once; the subscription's delivery history is deleted with it.",
         tags=TAGS,
         responses={204: OpenApiResponse(description="Deleted.")},
     )
@@ -195,6 +198,10 @@ class SubscriptionDeliveriesView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_deliveries",
         summary="Deliveries of a subscription, newest first, with every attempt",
+        description=(
+            "Each delivery of an event to this subscription, newest first: its `webhook-id`, the body sent and every "
+            "attempt."
+        ),
         tags=TAGS,
         parameters=[PageQuery, parameters(DeliveryFilter)],
         responses=envelope(WebhookDeliverySerializer),

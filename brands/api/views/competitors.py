@@ -123,6 +123,7 @@ class CompetitorRestoreView(ApiView):
     @extend_schema(
         operation_id="competitors_restore",
         summary="Restore a removed seed row",
+        description="A removed seed row (one listed under `?removed=true`) comes back into the roster.",
         tags=TAGS,
         request=None,
         responses={

@@ -80,6 +80,7 @@ class PublicationCancelView(ApiView):
     @extend_schema(
         operation_id="publications_cancel",
         summary="Cancel a preflight or queued publication",
+        description="The publication becomes `cancelled` and is never sent to the platform.",
         tags=TAGS,
         request=None,
         responses={

@@ -111,6 +111,7 @@ class BidWithdrawView(ApiView):
     @extend_schema(
         operation_id="bids_withdraw",
         summary="Withdraw your pending bid",
+        description="The bidder takes back a pending bid; it becomes `withdrawn` and can no longer be selected.",
         tags=TAGS,
         request=None,
         responses={200: BidSerializer, 409: error_response("The bid is not pending (`invalid_state`).")},

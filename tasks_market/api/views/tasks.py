@@ -58,6 +58,10 @@ class TaskListView(ApiView):
     @extend_schema(
         operation_id="tasks_list",
         summary="List your tasks, or the open ones",
+        description=(
+            "`scope=mine` (the default): the tasks you posted; `scope=open`: every open task, to bid on. Optionally "
+            "filtered by `status`; newest first."
+        ),
         tags=TAGS,
         parameters=[PageQuery, parameters(TaskFilter)],
         responses=envelope(TaskSerializer),
