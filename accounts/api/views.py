@@ -78,7 +78,7 @@ class RegisterView(ApiView):
             login_attempt_forget(attempt)
             raise
         login_attempt_forget(attempt)
-        return Response(UserSerializer(user).data, status=status.HTTP_201_CREATED)
+        return self.created(UserSerializer(user).data, "auth-me")
 
 
 class TokenView(ApiView):
@@ -154,7 +154,7 @@ class ApiKeyListView(ApiView):
     def post(self, request):
         data = self.body(ApiKeyInput)
         issued = api_key_create(user=request.user, name=data["name"])
-        response = Response(IssuedApiKeySerializer(issued).data, status=status.HTTP_201_CREATED)
+        response = self.created(IssuedApiKeySerializer(issued).data, "api-key-detail", key_id=issued.api_key.id)
         # A retry gets the raw key again only while the key is live (see docs/decisions.md#retries-and-idempotency-key).
         return replay_only_while(response, guard="api_key", object_id=issued.api_key.id)
 

@@ -62,7 +62,7 @@ class AssistantMessagesView(ApiView):
         data = self.body(AssistantMessageInput)
         attachments = [dict(a) for a in data.get("attachments", [])]
         exchange = services.assistant_message_send(user=request.user, content=data["content"], attachments=attachments)
-        return Response(AssistantExchangeSerializer(exchange).data, status=status.HTTP_201_CREATED)
+        return self.created(AssistantExchangeSerializer(exchange).data, "assistant-conversations")
 
 
 class AssistantConversationsView(ApiView):
@@ -206,7 +206,8 @@ class CreditTopUpView(ApiView):
     def post(self, request):
         data = self.body(CreditTopUpInput)
         top_up = services.credit_top_up_start(user=request.user, **data)
-        return Response(CreditTopUpPaymentSerializer(top_up).data, status=status.HTTP_201_CREATED)
+        # The top-up has no URL of its own: Location is the balance it will raise (docs/decisions.md#creates).
+        return self.created(CreditTopUpPaymentSerializer(top_up).data, "allmodelchat-credits")
 
 
 class CreditTransactionsView(ApiView):

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
@@ -54,7 +53,7 @@ class TeamListView(ApiView):
     def post(self, request):
         data = self.body(TeamHireInput)
         team = services.team_hire(owner=request.user, **data)
-        return Response(TeamSerializer(team).data, status=status.HTTP_201_CREATED)
+        return self.created(TeamSerializer(team).data, "team-detail", team_id=team.id)
 
 
 class TeamDetailView(ApiView):

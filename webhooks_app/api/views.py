@@ -143,7 +143,11 @@ class SubscriptionListView(ApiView):
     def post(self, request):
         data = self.body(SubscriptionInput)
         subscription = webhook_subscription_create(owner=request.user, **data)
-        return Response(IssuedSubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED)
+        return self.created(
+            IssuedSubscriptionSerializer(subscription).data,
+            "webhook-subscription-detail",
+            subscription_id=subscription.id,
+        )
 
 
 class SubscriptionDetailView(ApiView):

@@ -59,7 +59,7 @@ class BrandListView(ApiView):
     def post(self, request):
         data = self.body(BrandInput)
         brand = services.brand_create(owner=request.user, data=data)
-        return Response(BrandSerializer(brand).data, status=status.HTTP_201_CREATED)
+        return self.created(BrandSerializer(brand).data, "brand-detail", brand_id=brand.id)
 
 
 class BrandDetailView(ApiView):
@@ -150,7 +150,7 @@ class BrandKitListView(ApiView):
     def post(self, request):
         data = self.body(BrandKitInput)
         kit = services.brand_kit_create(owner=request.user, brand_id=data.pop("brand_id"), data=data)
-        return Response(BrandKitSerializer(kit).data, status=status.HTTP_201_CREATED)
+        return self.created(BrandKitSerializer(kit).data, "brand-kit-detail", kit_id=kit.id)
 
 
 class BrandKitDetailView(ApiView):

@@ -83,7 +83,9 @@ class CompetitorListView(ApiView):
     def post(self, request, brand_id):
         data = self.body(CompetitorInput)
         row = services.competitor_add(owner=request.user, brand_id=brand_id, data=data)
-        return Response(CompetitorSerializer(row).data, status=status.HTTP_201_CREATED)
+        return self.created(
+            CompetitorSerializer(row).data, "competitor-detail", brand_id=brand_id, competitor_id=row.id
+        )
 
 
 class CompetitorDetailView(ApiView):

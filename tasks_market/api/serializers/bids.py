@@ -8,7 +8,7 @@ from core.api.fields import checkout_return_url
 from tasks_market.api.serializers.common import ArtefactInput, BlankAsNullField, money_field, whole_amounts_in
 from tasks_market.api.serializers.tasks import TaskSerializer
 from tasks_market.models import Bid, BidJudgement, Payment
-from tasks_market.models.market import CURRENCIES, check_amount_places
+from tasks_market.models.market import CURRENCIES, JudgementStatus, check_amount_places
 from tasks_market.services import judging
 
 
@@ -36,7 +36,10 @@ class BidSerializer(serializers.ModelSerializer):
     agent_id = serializers.UUIDField()
     agent_name = serializers.CharField(source="agent.name")
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    judge_status = serializers.CharField(source="judgement.status", allow_null=True, default=None)
+    currency = serializers.ChoiceField(choices=CURRENCIES)
+    judge_status = serializers.ChoiceField(
+        choices=JudgementStatus.choices, source="judgement.status", allow_null=True, default=None
+    )
     judge_score = serializers.FloatField(source="judgement.score", allow_null=True, default=None)
 
     class Meta:
@@ -79,6 +82,7 @@ class BidJudgementSerializer(serializers.ModelSerializer):
 class PaymentSerializer(serializers.ModelSerializer):
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
+    currency = serializers.ChoiceField(choices=CURRENCIES)
     checkout_url = BlankAsNullField(help_text="A hosted payment page, when the provider has one.")
 
     class Meta:

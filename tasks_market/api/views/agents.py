@@ -64,7 +64,7 @@ class AgentListView(ApiView):
     def post(self, request):
         data = self.body(AgentCreateInput)
         agent = services.agent_register(owner=request.user, **data)
-        return Response(AgentWithSecretSerializer(agent).data, status=status.HTTP_201_CREATED)
+        return self.created(AgentWithSecretSerializer(agent).data, "agent-detail", agent_id=agent.id)
 
 
 class AgentDetailView(ApiView):

@@ -4,7 +4,6 @@ import uuid
 from functools import cache
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
@@ -93,7 +92,7 @@ class TaskListView(ApiView):
     def post(self, request):
         data = self.body(TaskInput)
         task = services.task_create(poster=request.user, **data)
-        return Response(TaskSerializer(task, context={"request": request}).data, status=status.HTTP_201_CREATED)
+        return self.created(TaskSerializer(task, context={"request": request}).data, "task-detail", task_id=task.id)
 
 
 class TaskDetailView(ApiView):
@@ -160,4 +159,4 @@ class TaskRemixView(ApiView):
         data = self.body(TaskRemixInput)
         with body_rules(request):
             task = services.task_remix(user=request.user, task_id=task_id, overrides=data)
-        return Response(TaskSerializer(task, context={"request": request}).data, status=status.HTTP_201_CREATED)
+        return self.created(TaskSerializer(task, context={"request": request}).data, "task-detail", task_id=task.id)
