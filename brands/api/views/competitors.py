@@ -84,7 +84,7 @@ class CompetitorListView(ApiView):
         data = self.body(CompetitorInput)
         row = services.competitor_add(owner=request.user, brand_id=brand_id, data=data)
         return self.created(
-            CompetitorSerializer(row).data, "competitor-detail", brand_id=brand_id, competitor_id=row.id
+            CompetitorSerializer(row).data, "competitor-detail", brand_id=brand_id, competitor_id=row["id"]
         )
 
 
