@@ -188,12 +188,15 @@ def validate(
     serializer = serializer_class(instance=instance, data=data, context=context or {}, partial=partial)
     extra = _extra(serializer, data, [loc]) if loc == "body" else []
     try:
-        return _validated(serializer_class, serializer, data, loc, context, partial, instance, extra)
+        validated = _validated(serializer_class, serializer, data, loc, context, partial, instance)
     except RequestValidationError as exc:
         raise RequestValidationError(exc.errors + extra) from None
+    if extra:
+        raise RequestValidationError(extra)
+    return validated
 
 
-def _validated(serializer_class, serializer, data, loc, context, partial, instance, extra) -> dict[str, Any]:
+def _validated(serializer_class, serializer, data, loc, context, partial, instance) -> dict[str, Any]:
     oversized = _oversized(serializer, data, [loc])
     if oversized:
         # The other fields are still checked, so all problems are reported together; the oversized
@@ -209,8 +212,6 @@ def _validated(serializer_class, serializer, data, loc, context, partial, instan
         raise RequestValidationError(errors)
     if not serializer.is_valid():
         raise RequestValidationError(translate(serializer, [loc]))
-    if extra:
-        raise RequestValidationError([])
     return serializer.validated_data
 
 
