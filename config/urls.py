@@ -4,10 +4,11 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.static import serve as serve_file
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
 from accounts.admin_login import admin_login
 from core.api.health_views import HealthView
+from core.api.openapi_view import OpenApiView
 from core.csp import page_policy
 from core.guide import api_root, guide_page, landing_page
 from core.views import api_not_found
@@ -29,7 +30,7 @@ urlpatterns = [
     path("api/v1/", api_root, name="api-root"),
     path("api/v1/", include(api_v1)),
     path("health", HealthView.as_view(), name="health"),
-    path("openapi.json", SpectacularJSONAPIView.as_view(), name="schema"),
+    path("openapi.json", OpenApiView.as_view(), name="schema"),
     path("docs", page_policy("swagger")(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),
     path("redoc", page_policy("redoc")(SpectacularRedocView.as_view(url_name="schema")), name="redoc"),
     # The project's own guide (docs/*.md) rendered beside Swagger UI and ReDoc.

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import re
 import secrets
@@ -130,3 +132,161 @@ def test_the_deploy_check_make_serve_runs_passes():
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- Fast docs: compact, compressed, cacheable, generated once (see docs/decisions.md#api-documents) ------
+
+
+def test_the_document_is_compact_and_gzip_compressed_when_accepted(api):
+    plain = api.get("/openapi.json")
+    zipped = api.get("/openapi.json", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+
+    assert plain.status_code == 200 and "Content-Encoding" not in plain
+    assert b"\n" not in plain.content  # no indentation (a newline in a string is escaped)
+    assert zipped["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in zipped["Vary"]
+    assert gzip.decompress(zipped.content) == plain.content
+    assert len(zipped.content) < len(plain.content) / 5
+
+
+def test_the_document_has_a_strong_etag_per_encoding_and_answers_304(api):
+    plain = api.get("/openapi.json")
+    zipped = api.get("/openapi.json", HTTP_ACCEPT_ENCODING="gzip")
+
+    assert re.fullmatch(r'"[0-9a-f]{32}"', plain["ETag"])
+    assert zipped["ETag"] != plain["ETag"] and not zipped["ETag"].startswith("W/")
+    again = api.get("/openapi.json", HTTP_IF_NONE_MATCH=plain["ETag"])
+    assert again.status_code == 304 and again.content == b""
+    assert api.get("/openapi.json", HTTP_IF_NONE_MATCH='"other"').status_code == 200
+    assert api.get("/openapi.json", HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=zipped["ETag"]).status_code == 304
+
+
+def test_the_document_is_generated_once_per_process(api, monkeypatch):
+    from drf_spectacular.generators import SchemaGenerator
+
+    from core.api import openapi_view
+
+    openapi_view._clear()
+    calls = []
+    original = SchemaGenerator.get_schema
+    monkeypatch.setattr(SchemaGenerator, "get_schema", lambda self, **kw: calls.append(1) or original(self, **kw))
+
+    first = api.get("/openapi.json").content
+    assert api.get("/openapi.json").content == first
+    assert api.get("/openapi.json", HTTP_HOST="localhost").json()["servers"] == [
+        {"url": "https://localhost", "description": "This server"}
+    ]
+    assert len(calls) == 1
+
+
+def test_every_operation_has_a_summary_and_a_description_of_its_own(schema):
+    descriptions: dict[str, str] = {}
+    for method, path, operation in _operations(schema):
+        name = f"{method.upper()} {path}"
+        assert operation.get("summary", "").strip(), f"{name} has no summary"
+        description = operation.get("description", "").strip()
+        assert description, f"{name} has no description"
+        assert "Subclasses" not in description, f"{name} shows a base class's docstring"
+        assert description not in descriptions, f"{name} repeats the description of {descriptions.get(description)}"
+        descriptions[description] = name
+
+
+# --- Types clients can trust -----------------------------------------------------------------------
+
+
+def _component(schema, name):
+    return schema["components"]["schemas"][name]
+
+
+@pytest.mark.parametrize(
+    ("name", "fields"),
+    [
+        ("Task", ["status", "category", "completed_at", "cancelled_at", "budget_currency"]),
+        ("Bid", ["status", "judge_status", "judge_score", "currency"]),
+        ("Payment", ["status", "checkout_url"]),
+        ("Delivery", ["status"]),
+        ("Team", ["status"]),
+    ],
+)
+def test_fields_always_in_a_response_are_required(schema, name, fields):
+    component = _component(schema, name)
+    assert set(fields) <= set(component.get("required", [])), name
+
+
+def test_every_field_of_a_response_component_is_required(schema):
+    """DRF renders every field of a serializer; only one declared `required=False` may be left out."""
+    request_names = {
+        ref.rsplit("/", 1)[1]
+        for _, _, operation in _operations(schema)
+        for content in operation.get("requestBody", {}).get("content", {}).values()
+        for ref in re.findall(r'"\$ref": "([^"]+)"', json.dumps(content))
+    }
+    optional = {
+        name: sorted(set(component["properties"]) - set(component.get("required", [])))
+        for name, component in schema["components"]["schemas"].items()
+        if component.get("type") == "object"
+        and "properties" in component
+        and name not in request_names
+        and not name.endswith("Request")
+    }
+    assert {name for name, fields in optional.items() if fields} == _DECLARED_OPTIONAL
+
+
+# Response shapes rendered from stored JSON, whose fields are declared `required=False` (a key the stored
+# object lacks is left out), and the validation error item (`input`, `ctx` as Pydantic sends them).
+_DECLARED_OPTIONAL = {"Attachment", "BrandClassification", "SocialLinks", "ValidationErrorItem"}
+
+
+def test_money_is_a_decimal_string_out_and_a_string_or_number_in(schema):
+    out = _component(schema, "Task")["properties"]["budget_amount"]
+    assert out["type"] == "string" and out["format"] == "decimal"
+    assert re.fullmatch(out["pattern"], "12.50") and not re.fullmatch(out["pattern"], "12.5")
+
+    body = _component(schema, "TaskInputRequest")["properties"]["budget_amount"]
+    text, number = body["oneOf"]
+    assert (text["type"], text["format"], number["type"]) == ("string", "decimal", "number")
+    assert number["exclusiveMinimum"] == 0 and number["maximum"] == 1_000_000
+    for good in ("0.01", "12.5", "12.50", "999999.99", "1000000"):
+        assert re.fullmatch(text["pattern"], good), good
+    for bad in ("0", "0.00", "-1", "12.345", "1000001", "1e3", ""):
+        assert not re.fullmatch(text["pattern"], bad), bad
+    assert "decimal string" in body["description"] and "JSON number" in body["description"]
+
+
+def test_money_is_accepted_as_a_string_or_a_number_and_answered_as_a_string(alice_api):
+    from tests.tasks_market.conftest import post_task
+
+    for amount in ("12.50", 12.5):
+        assert post_task(alice_api, budget_amount=amount)["budget_amount"] == "12.50"
+
+
+def test_closed_sets_are_enums_shared_by_requests_and_responses(schema):
+    def ref(prop):
+        options = prop.get("oneOf") or prop.get("allOf") or [prop]
+        return next((o["$ref"].rsplit("/", 1)[1] for o in options if "$ref" in o and "Null" not in o["$ref"]), None)
+
+    assert ref(_component(schema, "Task")["properties"]["budget_currency"]) == "CurrencyEnum"
+    assert ref(_component(schema, "TaskInputRequest")["properties"]["budget_currency"]) == "CurrencyEnum"
+    assert ref(_component(schema, "Bid")["properties"]["currency"]) == "CurrencyEnum"
+    assert ref(_component(schema, "Bid")["properties"]["judge_status"]) == "JudgementStatusEnum"
+    assert ref(_component(schema, "BidJudgement")["properties"]["status"]) == "JudgementStatusEnum"
+    enums: dict[tuple, str] = {}
+    for name, component in schema["components"]["schemas"].items():
+        if "enum" in component:
+            values = tuple(sorted(map(str, component["enum"])))
+            assert values not in enums, f"{name} repeats {enums.get(values)}"
+            enums[values] = name
+
+
+def test_request_bodies_forbid_unknown_fields_except_the_providers_webhook(schema):
+    for method, path, operation in _operations(schema):
+        for content in operation.get("requestBody", {}).get("content", {}).values():
+            name = content["schema"]["$ref"].rsplit("/", 1)[1]
+            expected = None if path == "/api/v1/webhooks/payments" else False
+            assert _component(schema, name).get("additionalProperties") is expected, f"{method} {path}"
+
+
+def test_creates_document_their_location_header(schema):
+    for method, path, operation in _operations(schema):
+        if "201" in operation["responses"]:
+            assert operation["responses"]["201"]["headers"]["Location"]["required"] is True, f"{method} {path}"

@@ -78,7 +78,7 @@ class RegisterView(ApiView):
             login_attempt_forget(attempt)
             raise
         login_attempt_forget(attempt)
-        return Response(UserSerializer(user).data, status=status.HTTP_201_CREATED)
+        return self.created(UserSerializer(user).data, "auth-me")
 
 
 class TokenView(ApiView):
@@ -127,6 +127,9 @@ class ApiKeyListView(ApiView):
     @extend_schema(
         operation_id="api_keys_list",
         summary="List your active API keys",
+        description=(
+            "Keys that are not revoked, newest first: name, prefix and dates; the raw key is never shown again."
+        ),
         tags=TAGS,
         parameters=[PageQuery],
         responses=envelope(ApiKeySerializer),
@@ -139,6 +142,10 @@ class ApiKeyListView(ApiView):
     @extend_schema(
         operation_id="api_keys_create",
         summary="Create an API key",
+        description=(
+            "Returns the raw key (`bmk_...`) once, in `key`; only its hash is stored. Send it as `Authorization: "
+            "Bearer <key>` on the operations that accept API keys."
+        ),
         tags=TAGS,
         request=ApiKeyInput,
         responses={201: IssuedApiKeySerializer},
@@ -147,7 +154,7 @@ class ApiKeyListView(ApiView):
     def post(self, request):
         data = self.body(ApiKeyInput)
         issued = api_key_create(user=request.user, name=data["name"])
-        response = Response(IssuedApiKeySerializer(issued).data, status=status.HTTP_201_CREATED)
+        response = self.created(IssuedApiKeySerializer(issued).data, "api-key-detail", key_id=issued.api_key.id)
         # A retry gets the raw key again only while the key is live (see docs/decisions.md#retries-and-idempotency-key).
         return replay_only_while(response, guard="api_key", object_id=issued.api_key.id)
 
@@ -158,6 +165,9 @@ class ApiKeyDetailView(ApiView):
     @extend_schema(
         operation_id="api_keys_revoke",
         summary="Revoke an API key (effective at once)",
+        description=(
+            "Every later request with the key is 401 at once; a key that is already revoked, or not yours, is 404."
+        ),
         tags=TAGS,
         responses={204: OpenApiResponse(description="Revoked.")},
     )
@@ -189,7 +199,15 @@ class MeView(ApiView):
     access = Access.USER
     schema = _BodyOnDeleteSchema()
 
-    @extend_schema(operation_id="auth_me", summary="Your account", tags=TAGS, responses={200: UserSerializer})
+    @extend_schema(
+        operation_id="auth_me",
+        summary="Your account",
+        description=(
+            "The account the token belongs to: id, e-mail address, staff flag, credit balance and when it was created."
+        ),
+        tags=TAGS,
+        responses={200: UserSerializer},
+    )
     def get(self, request):
         return Response(UserSerializer(request.user).data)
 

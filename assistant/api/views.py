@@ -62,7 +62,7 @@ class AssistantMessagesView(ApiView):
         data = self.body(AssistantMessageInput)
         attachments = [dict(a) for a in data.get("attachments", [])]
         exchange = services.assistant_message_send(user=request.user, content=data["content"], attachments=attachments)
-        return Response(AssistantExchangeSerializer(exchange).data, status=status.HTTP_201_CREATED)
+        return self.created(AssistantExchangeSerializer(exchange).data, "assistant-conversations")
 
 
 class AssistantConversationsView(ApiView):
@@ -71,6 +71,9 @@ class AssistantConversationsView(ApiView):
     @extend_schema(
         operation_id="assistant_conversations",
         summary="Your conversation with the assistant, newest first",
+        description=(
+            "The messages of your one conversation (yours and the assistant's), paged, with `total` and `has_more`."
+        ),
         tags=["assistant"],
         parameters=[PageQuery],
         responses=ConversationSerializer,
@@ -102,6 +105,10 @@ class ImageModelsView(ApiView):
     @extend_schema(
         operation_id="allmodelchat_models",
         summary="Image models, their credit cost and which is the default",
+        description=(
+            "Every image model with its `credit_cost`, whether it is `available` now and which one is used when a "
+            "request names none (`default`)."
+        ),
         tags=["allmodelchat"],
         parameters=[PageQuery],
         responses=envelope(ImageModelSerializer),
@@ -199,7 +206,8 @@ class CreditTopUpView(ApiView):
     def post(self, request):
         data = self.body(CreditTopUpInput)
         top_up = services.credit_top_up_start(user=request.user, **data)
-        return Response(CreditTopUpPaymentSerializer(top_up).data, status=status.HTTP_201_CREATED)
+        # The top-up has no URL of its own: Location is the balance it will raise (docs/decisions.md#creates).
+        return self.created(CreditTopUpPaymentSerializer(top_up).data, "allmodelchat-credits")
 
 
 class CreditTransactionsView(ApiView):
@@ -337,6 +345,10 @@ class BriefSuggestionsView(ApiView):
     @extend_schema(
         operation_id="brief_suggestions",
         summary="Objectives, audiences and channels to start a brief with (free, 60 per hour)",
+        description=(
+            "Starting points for a brief matching `q` (free text): objectives, audiences and channels. Public, no "
+            "account needed."
+        ),
         tags=["free tools"],
         parameters=[BriefSuggestionsQuery],
         responses={200: BriefSuggestionsSerializer, **LLM_ERRORS},
@@ -352,6 +364,10 @@ class TaglineView(ApiView):
     @extend_schema(
         operation_id="signature_tagline",
         summary="Taglines for an e-mail signature (free, 10 per hour)",
+        description=(
+            "`count` short taglines for a brand, in the `tone` asked for, drafted by the language model. Public, no "
+            "account needed."
+        ),
         tags=["free tools"],
         request=TaglineInput,
         responses={200: TaglinesSerializer, **LLM_ERRORS},

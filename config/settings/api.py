@@ -104,6 +104,8 @@ SPECTACULAR_SETTINGS = {
         "JudgeCriterionEnum": "tasks_market.services.judging.CRITERIA",
         "PreviewKindEnum": "brands.api.serializers.publications.PREVIEW_KINDS",
         "CreditTransactionKindEnum": "assistant.models.CreditTransaction.Kind",
+        "JudgementStatusEnum": "tasks_market.models.market.JudgementStatus",
+        "WebhookEventTypeEnum": "webhooks_app.events.EVENT_TYPES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from drf_spectacular import openapi
+from drf_spectacular.drainage import has_override
+from drf_spectacular.plumbing import append_meta, force_instance, get_doc
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
 
 from core import idempotency
 from core.access import Access
+from core.api.validation import GreaterThan
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 VALIDATION_ERROR_REF = {"$ref": "#/components/schemas/HTTPValidationError"}
@@ -35,6 +39,7 @@ ERROR_COMPONENTS = {
     "HTTPValidationError": {
         "type": "object",
         "properties": {"detail": {"type": "array", "items": {"$ref": "#/components/schemas/ValidationErrorItem"}}},
+        "required": ["detail"],
     },
 }
 
@@ -75,6 +80,13 @@ _IDEMPOTENT_REPLAYED = {
         "description": "Present when this is the stored response of an earlier request with the same Idempotency-Key.",
     }
 }
+_LOCATION = {
+    "Location": {
+        "schema": {"type": "string", "format": "uri"},
+        "required": True,
+        "description": "The new resource's URL (or, for one without a URL of its own, the list that shows it).",
+    }
+}
 _IN_PROGRESS = "`idempotency_in_progress`: a request with this Idempotency-Key is still running."
 
 
@@ -91,7 +103,84 @@ def error_response(description: str) -> OpenApiResponse:
     return OpenApiResponse(response=ERROR_REF, description=description)
 
 
+# Money (docs/decisions.md#money): a decimal string out, a decimal string or a JSON number in.
+MONEY_OUT_PATTERN = r"^-?[0-9]{1,10}\.[0-9]{2}$"
+MONEY_OUT = 'Money in major units: a decimal string with two decimals, e.g. "12.50".'
+MONEY_IN = (
+    'Money in major units, at most 2 decimals: a decimal string such as "12.50" (exact, preferred) or a JSON number.'
+)
+
+
+def _money_in_pattern(field: serializers.DecimalField) -> str:
+    """A decimal string the field takes: above 0 and at most `max_value` when it says so, at most 2 decimals."""
+    above_zero = any(isinstance(v, GreaterThan) and v.limit_value == 0 for v in field.validators)
+    top = field.max_value
+    if above_zero and top is not None and top == int(top):
+        digits = len(str(int(top))) - 1
+        return (
+            rf"^(?:0\.(?:0[1-9]|[1-9][0-9]?)|[1-9][0-9]{{0,{digits - 1}}}(?:\.[0-9]{{1,2}})?"
+            rf"|{int(top)}(?:\.00?)?)$"
+        )
+    return r"^-?[0-9]{1,10}(?:\.[0-9]{1,2})?$"
+
+
+def money_schema(field: serializers.DecimalField, direction: str) -> dict:
+    if direction == "response":
+        return {"type": "string", "format": "decimal", "pattern": MONEY_OUT_PATTERN, "description": MONEY_OUT}
+    number: dict = {"type": "number", "multipleOf": 0.01}
+    if any(isinstance(v, GreaterThan) and v.limit_value == 0 for v in field.validators):
+        number["exclusiveMinimum"] = 0
+    if field.max_value is not None:
+        number["maximum"] = _plain_number(field.max_value)
+    if field.min_value is not None:
+        number["minimum"] = _plain_number(field.min_value)
+    text = {"type": "string", "format": "decimal", "pattern": _money_in_pattern(field)}
+    return {"oneOf": [text, number], "description": MONEY_IN}
+
+
+def _plain_number(value):
+    return int(value) if value == int(value) else float(value)
+
+
 class AutoSchema(openapi.AutoSchema):
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        if isinstance(field, serializers.DecimalField) and not has_override(field, "field"):
+            schema = money_schema(field, direction)
+            meta = self._get_serializer_field_meta(field, direction)
+            if meta.get("description"):
+                meta["description"] = f"{schema['description']} {meta['description']}"
+            return append_meta(schema, meta)
+        return super()._map_serializer_field(field, direction, bypass_extensions)
+
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        serializer = force_instance(serializer)
+        if direction == "response":
+            # Every field a serializer renders is in every response (DRF leaves out only a field declared
+            # `required=False` whose attribute is missing), so the schema says `required` (nullable stays).
+            declared = getattr(serializer, "_declared_fields", {})
+            always = [
+                name
+                for name, field in serializer.fields.items()
+                if name in schema.get("properties", {})
+                and not (name in declared and field._kwargs.get("required") is False)
+            ]
+            if always:
+                schema["required"] = [
+                    *schema.get("required", []),
+                    *(n for n in always if n not in schema.get("required", [])),
+                ]
+        elif not getattr(serializer, "extra_allowed", False):
+            schema["additionalProperties"] = False  # an unknown field is a 422 (docs/decisions.md#errors)
+        return schema
+
+    def get_description(self) -> str:
+        """The method's docstring, else the view class's own: never one inherited from a base class, which
+        describes the base (drf-spectacular would otherwise walk the MRO)."""
+        method = getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
+        own = type(self.view).__dict__.get("__doc__")
+        return get_doc(method) or (get_doc(type(self.view)) if own else "")
+
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
         """A serializer's `openapi_extra` (rules across fields, e.g. `anyOf`) joins its component's schema."""
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
@@ -165,6 +254,8 @@ class AutoSchema(openapi.AutoSchema):
             if str(status_code) == "503":
                 headers = {**headers, **_RETRY_AFTER_503}
         code = str(status_code)
+        if code == "201":
+            headers = {**headers, **_LOCATION}
         if self._is_idempotent() and code.isdigit() and idempotency.is_stored_status(int(code)):
             headers = {**headers, **_IDEMPOTENT_REPLAYED}
         return headers
@@ -189,5 +280,9 @@ def add_servers_and_contact(result, generator, request, public):
     if request is not None:
         origin = request.build_absolute_uri("/").rstrip("/")
         result["servers"] = [{"url": origin, "description": "This server"}]
-        result["info"].setdefault("contact", {})["url"] = f"{origin}/docs/guide"
+        # New dicts, never the shared ones: core.api.openapi_view keeps one generated document per process.
+        result["info"] = {
+            **result["info"],
+            "contact": {**result["info"].get("contact", {}), "url": f"{origin}/docs/guide"},
+        }
     return result

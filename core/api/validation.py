@@ -8,6 +8,9 @@ limits that go into `ctx`, so a field declared once gives both the check and the
 Rules of our own (in `validate_<field>` or `validate`) raise `ValidationError(msg, code="<rule>")`
 with a code other than DRF's "invalid"; they come out as Pydantic's `value_error`.
 
+A body field the serializer does not declare is Pydantic's `extra_forbidden` (`extra="forbid"`), at any
+depth of nested objects, reported together with the other problems (see docs/decisions.md#errors).
+
 Sizes come first: a list longer than its field's `max_length` (DRF's ListField would validate every
 item before looking at the length) or a string longer than its `max_length` is refused before any
 item or validator runs, and an error's `input` is at most INPUT_ECHO_MAX_CHARS characters of what was
@@ -183,6 +186,17 @@ def validate(
 ) -> dict[str, Any]:
     """Validate `data` with the serializer; return `validated_data` or raise RequestValidationError."""
     serializer = serializer_class(instance=instance, data=data, context=context or {}, partial=partial)
+    extra = _extra(serializer, data, [loc]) if loc == "body" else []
+    try:
+        validated = _validated(serializer_class, serializer, data, loc, context, partial, instance)
+    except RequestValidationError as exc:
+        raise RequestValidationError(exc.errors + extra) from None
+    if extra:
+        raise RequestValidationError(extra)
+    return validated
+
+
+def _validated(serializer_class, serializer, data, loc, context, partial, instance) -> dict[str, Any]:
     oversized = _oversized(serializer, data, [loc])
     if oversized:
         # The other fields are still checked, so all problems are reported together; the oversized
@@ -199,6 +213,29 @@ def validate(
     if not serializer.is_valid():
         raise RequestValidationError(translate(serializer, [loc]))
     return serializer.validated_data
+
+
+# --- Unknown fields -------------------------------------------------------------------------------
+
+
+def _extra(serializer: serializers.Serializer, data: Any, loc: list) -> list[dict[str, Any]]:
+    """`extra_forbidden` for every key of `data` (and of its nested objects) that no writable field reads."""
+    if not isinstance(data, Mapping) or hasattr(data, "lists"):
+        return []
+    fields_ = serializer.fields
+    out: list[dict[str, Any]] = []
+    for key, value in data.items():
+        field = fields_.get(key)
+        if field is None or field.read_only:
+            out.append(error("extra_forbidden", [*loc, key], "Extra inputs are not permitted", value))
+        elif isinstance(field, serializers.ListSerializer | fields.ListField) and isinstance(value, list):
+            if not isinstance(field.child, serializers.Serializer):
+                continue
+            for index, item in enumerate(value):
+                out.extend(_extra(field.child, item, [*loc, key, index]))
+        elif isinstance(field, serializers.Serializer):
+            out.extend(_extra(field, value, [*loc, key]))
+    return out
 
 
 def translate(serializer: serializers.BaseSerializer, loc: list) -> list[dict[str, Any]]:

@@ -6,8 +6,10 @@ from functools import cache, lru_cache
 from typing import Any
 
 from django.http import QueryDict
-from rest_framework import permissions, serializers
+from django.urls import reverse
+from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.access import Access
@@ -25,8 +27,7 @@ _PERMISSIONS = {
 
 
 class ApiView(APIView):
-    """Subclasses set `access`; there is deliberately no default."""
-
+    # Subclasses set `access`; there is deliberately no default.
     access: Access
 
     def __init_subclass__(cls, **kwargs):
@@ -64,6 +65,13 @@ class ApiView(APIView):
 
     def get_serializer_context(self) -> dict[str, Any]:
         return {"request": self.request, "view": self}
+
+    # Output --------------------------------------------------------------------------------------
+
+    def created(self, data: Any, url_name: str, **url_kwargs: Any) -> Response:
+        """A 201 whose `Location` is the new resource's URL (route `url_name`), see docs/decisions.md#creates."""
+        location = self.request.build_absolute_uri(reverse(url_name, kwargs=url_kwargs))
+        return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location})
 
 
 def _context_free(part) -> bool:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
@@ -73,7 +72,9 @@ class SnapshotListView(ApiView):
                     )
                 ]
             ) from exc
-        return Response(SnapshotSerializer(snapshot).data, status=status.HTTP_201_CREATED)
+        return self.created(
+            SnapshotSerializer(snapshot).data, "scraper-snapshot-detail", snapshot_id=snapshot.snapshot_id
+        )
 
 
 class SnapshotDetailView(ApiView):

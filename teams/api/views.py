@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
@@ -28,6 +27,7 @@ class TeamListView(ApiView):
     @extend_schema(
         operation_id="teams_list",
         summary="List your teams",
+        description="Your teams, newest first, optionally filtered by `status`.",
         tags=TAGS,
         parameters=[parameters(TeamFilter), PageQuery],
         responses=envelope(TeamSerializer),
@@ -54,13 +54,19 @@ class TeamListView(ApiView):
     def post(self, request):
         data = self.body(TeamHireInput)
         team = services.team_hire(owner=request.user, **data)
-        return Response(TeamSerializer(team).data, status=status.HTTP_201_CREATED)
+        return self.created(TeamSerializer(team).data, "team-detail", team_id=team.id)
 
 
 class TeamDetailView(ApiView):
     access = Access.USER
 
-    @extend_schema(operation_id="teams_get", summary="A team", tags=TAGS, responses=TeamSerializer)
+    @extend_schema(
+        operation_id="teams_get",
+        summary="A team",
+        description="One of your teams by id: its settings, subscription status and billing period.",
+        tags=TAGS,
+        responses=TeamSerializer,
+    )
     def get(self, request, team_id):
         team = selectors.team_of(request.user, team_id)
         if team is None:
@@ -70,6 +76,9 @@ class TeamDetailView(ApiView):
     @extend_schema(
         operation_id="teams_update",
         summary="Change a team's settings, or pause / resume it",
+        description=(
+            "Changes the settings sent; `status` `paused` pauses an active team's work and `active` resumes it."
+        ),
         tags=TAGS,
         request=TeamUpdateInput,
         responses={200: TeamSerializer, 409: error_response("The status change is not allowed from this state.")},
@@ -86,6 +95,10 @@ class TeamUnsubscribeView(ApiView):
     @extend_schema(
         operation_id="teams_unsubscribe",
         summary="Unsubscribe (cancel at the end of the billing period)",
+        description=(
+            "The subscription is cancelled at the end of the billing period; the team works until then (status "
+            "`cancelling`)."
+        ),
         tags=TAGS,
         request=None,
         responses={
@@ -106,6 +119,9 @@ class TeamReactivateView(ApiView):
     @extend_schema(
         operation_id="teams_reactivate",
         summary="Reactivate (reverse an unsubscribe before the billing period ends)",
+        description=(
+            "Clears the pending unsubscribe at the payment provider; the team stays `active` and renews as before."
+        ),
         tags=TAGS,
         request=None,
         responses={

@@ -381,8 +381,13 @@ def test_manual_add_needs_a_name(alice_api, brand):
 
 
 def test_manual_add_cannot_claim_provenance(alice_api, brand):
-    row = alice_api.post(url(brand), {"name": "Hooli", "analysis_data": {"added_manually": False}}).json()
+    # `analysis_data` is not an input: sending it is refused (docs/decisions.md#errors), nothing is added.
+    response = alice_api.post(url(brand), {"name": "Hooli", "analysis_data": {"added_manually": False}})
 
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["type"] == "extra_forbidden"
+    assert response.json()["detail"][0]["loc"] == ["body", "analysis_data"]
+    row = alice_api.post(url(brand), {"name": "Hooli"}).json()
     assert row["analysis_data"]["added_manually"] is True
 
 

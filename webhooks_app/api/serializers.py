@@ -14,11 +14,14 @@ from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookSubscrip
 
 
 class ProviderEventDataSerializer(serializers.Serializer):
+    extra_allowed = True
     object = serializers.DictField(help_text="The provider object the event is about (payment intent, ...).")
 
 
 class ProviderEventSerializer(serializers.Serializer):
     """What the payment provider posts (documentation; the raw body is what gets verified)."""
+
+    extra_allowed = True  # the provider defines the body: unknown fields are accepted (docs/decisions.md#errors)
 
     id = serializers.CharField(max_length=255, help_text="The provider's event id, e.g. `evt_...`.")
     type = serializers.CharField(max_length=100, help_text="e.g. `payment_intent.succeeded`.")
@@ -101,7 +104,7 @@ class WebhookAttemptSerializer(serializers.ModelSerializer):
 
 class WebhookDeliverySerializer(serializers.ModelSerializer):
     event_id = serializers.UUIDField(source="event.id")
-    event_type = serializers.CharField(source="event.type")
+    event_type = serializers.ChoiceField(choices=EVENT_TYPES, source="event.type")
     message_id = serializers.CharField(help_text="The `webhook-id` header, the same on every attempt.")
     payload = serializers.SerializerMethodField(help_text="The body sent: `{type, timestamp, data}`.")
     attempts = WebhookAttemptSerializer(many=True)

@@ -116,6 +116,7 @@ class SubscriptionListView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_list",
         summary="List your webhook subscriptions",
+        description="Your subscriptions, newest first: URL, events and whether each is active (never the secret).",
         tags=TAGS,
         parameters=[PageQuery],
         responses=envelope(WebhookSubscriptionSerializer),
@@ -142,7 +143,11 @@ class SubscriptionListView(ApiView):
     def post(self, request):
         data = self.body(SubscriptionInput)
         subscription = webhook_subscription_create(owner=request.user, **data)
-        return Response(IssuedSubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED)
+        return self.created(
+            IssuedSubscriptionSerializer(subscription).data,
+            "webhook-subscription-detail",
+            subscription_id=subscription.id,
+        )
 
 
 class SubscriptionDetailView(ApiView):
@@ -151,6 +156,7 @@ class SubscriptionDetailView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_get",
         summary="A webhook subscription",
+        description="One of your webhook subscriptions by id (never its secret).",
         tags=TAGS,
         responses=WebhookSubscriptionSerializer,
     )
@@ -161,6 +167,7 @@ class SubscriptionDetailView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_delete",
         summary="Delete a webhook subscription and its delivery history",
+        description="Deliveries stop at once; the subscription's delivery history is deleted with it.",
         tags=TAGS,
         responses={204: OpenApiResponse(description="Deleted.")},
     )
@@ -195,6 +202,10 @@ class SubscriptionDeliveriesView(ApiView):
     @extend_schema(
         operation_id="webhook_subscriptions_deliveries",
         summary="Deliveries of a subscription, newest first, with every attempt",
+        description=(
+            "Each delivery of an event to this subscription, newest first: its `webhook-id`, the body sent and every "
+            "attempt."
+        ),
         tags=TAGS,
         parameters=[PageQuery, parameters(DeliveryFilter)],
         responses=envelope(WebhookDeliverySerializer),

@@ -86,12 +86,16 @@ class TrackedGroupSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
     system_slug = serializers.CharField(help_text="Set on the groups the system keeps, e.g. 'competitors'; else ''.")
-    shared_modules = serializers.ListField(child=serializers.CharField())
-    module = serializers.CharField(
-        allow_null=True, help_text="The module whose view of the group this is (the `module` query), or null."
+    shared_modules = serializers.ListField(child=serializers.ChoiceField(choices=ResearchModule.choices))
+    module = serializers.ChoiceField(
+        choices=ResearchModule.choices,
+        allow_null=True,
+        help_text="The module whose view of the group this is (the `module` query), or null.",
     )
     forked = serializers.BooleanField(help_text="Whether `module` has its own (forked) membership.")
-    forked_modules = serializers.ListField(child=serializers.CharField(), help_text="Every forked module.")
+    forked_modules = serializers.ListField(
+        child=serializers.ChoiceField(choices=ResearchModule.choices), help_text="Every forked module."
+    )
     advertiser_ids = serializers.ListField(child=serializers.UUIDField())
     members = TrackedGroupMemberSerializer(many=True)
 

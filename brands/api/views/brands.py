@@ -34,7 +34,7 @@ class BrandListView(ApiView):
     @extend_schema(
         operation_id="brands_list",
         summary="List your brands",
-        description="Newest first.",
+        description="Your brands, newest first, in the list envelope (`items`, `total`, `has_more`).",
         tags=BRAND_TAGS,
         parameters=[PageQuery],
         responses=envelope(BrandSerializer),
@@ -47,6 +47,10 @@ class BrandListView(ApiView):
     @extend_schema(
         operation_id="brands_create",
         summary="Create a brand",
+        description=(
+            "The domain is derived from `website_url` unless given. Research starts when a kit of the brand is linked "
+            "to a team; follow it on `GET /api/v1/brands/{brand_id}/research-status`."
+        ),
         tags=BRAND_TAGS,
         request=BrandInput,
         responses={201: BrandSerializer},
@@ -55,13 +59,19 @@ class BrandListView(ApiView):
     def post(self, request):
         data = self.body(BrandInput)
         brand = services.brand_create(owner=request.user, data=data)
-        return Response(BrandSerializer(brand).data, status=status.HTTP_201_CREATED)
+        return self.created(BrandSerializer(brand).data, "brand-detail", brand_id=brand.id)
 
 
 class BrandDetailView(ApiView):
     access = Access.USER
 
-    @extend_schema(operation_id="brands_get", summary="A brand", tags=BRAND_TAGS, responses=BrandSerializer)
+    @extend_schema(
+        operation_id="brands_get",
+        summary="A brand",
+        description="One of your brands by id.",
+        tags=BRAND_TAGS,
+        responses=BrandSerializer,
+    )
     def get(self, request, brand_id):
         return Response(BrandSerializer(brand_of(request.user, brand_id)).data)
 
@@ -128,6 +138,10 @@ class BrandKitListView(ApiView):
     @extend_schema(
         operation_id="brand_kits_create",
         summary="Create a brand kit for one of your brands",
+        description=(
+            "A kit holds a brand's voice, tagline, colours, fonts, audiences, keywords and the competitors it names "
+            "itself; `brand_id` names one of your brands."
+        ),
         tags=KIT_TAGS,
         request=BrandKitInput,
         responses={201: BrandKitSerializer, 404: error_response("No such brand (brand_id), or not yours.")},
@@ -136,19 +150,26 @@ class BrandKitListView(ApiView):
     def post(self, request):
         data = self.body(BrandKitInput)
         kit = services.brand_kit_create(owner=request.user, brand_id=data.pop("brand_id"), data=data)
-        return Response(BrandKitSerializer(kit).data, status=status.HTTP_201_CREATED)
+        return self.created(BrandKitSerializer(kit).data, "brand-kit-detail", kit_id=kit.id)
 
 
 class BrandKitDetailView(ApiView):
     access = Access.USER
 
-    @extend_schema(operation_id="brand_kits_get", summary="A brand kit", tags=KIT_TAGS, responses=BrandKitSerializer)
+    @extend_schema(
+        operation_id="brand_kits_get",
+        summary="A brand kit",
+        description="One of your brand kits by id.",
+        tags=KIT_TAGS,
+        responses=BrandKitSerializer,
+    )
     def get(self, request, kit_id):
         return Response(BrandKitSerializer(kit_of(request.user, kit_id)).data)
 
     @extend_schema(
         operation_id="brand_kits_update",
         summary="Change a brand kit",
+        description="Only the fields sent change (a partial update); the kit stays with its brand.",
         tags=KIT_TAGS,
         request=BrandKitUpdateInput,
         responses=BrandKitSerializer,

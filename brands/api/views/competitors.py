@@ -83,7 +83,9 @@ class CompetitorListView(ApiView):
     def post(self, request, brand_id):
         data = self.body(CompetitorInput)
         row = services.competitor_add(owner=request.user, brand_id=brand_id, data=data)
-        return Response(CompetitorSerializer(row).data, status=status.HTTP_201_CREATED)
+        return self.created(
+            CompetitorSerializer(row).data, "competitor-detail", brand_id=brand_id, competitor_id=row["id"]
+        )
 
 
 class CompetitorDetailView(ApiView):
@@ -123,6 +125,7 @@ class CompetitorRestoreView(ApiView):
     @extend_schema(
         operation_id="competitors_restore",
         summary="Restore a removed seed row",
+        description="A removed seed row (one listed under `?removed=true`) comes back into the roster.",
         tags=TAGS,
         request=None,
         responses={

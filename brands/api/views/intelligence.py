@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from brands.api.serializers.intelligence import (
@@ -80,7 +79,7 @@ class TrackedGroupListView(ApiView):
             advertisers=data.get("advertisers", []),
         )
         brand = brand_of(request.user, brand_id)
-        return Response(_group(brand, group.id), status=status.HTTP_201_CREATED)
+        return self.created(_group(brand, group.id), "tracked-group", brand_id=brand.id, group_id=group.id)
 
 
 class TrackedGroupDetailView(ApiView):

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from brands.api.serializers.publications import PublicationCreateInput, PublicationPageQuery, PublicationSerializer
@@ -50,7 +49,8 @@ class BrandPublicationListView(ApiView):
     def post(self, request, brand_id):
         data = self.body(PublicationCreateInput)
         publication = services.publication_create(owner=request.user, brand_id=brand_id, data=data)
-        return Response(PublicationSerializer(publication).data, status=status.HTTP_201_CREATED)
+        # A publication has no URL of its own: Location is the list that shows it (docs/decisions.md#creates).
+        return self.created(PublicationSerializer(publication).data, "brand-publications", brand_id=brand_id)
 
 
 class PublicationConfirmView(ApiView):
@@ -80,6 +80,7 @@ class PublicationCancelView(ApiView):
     @extend_schema(
         operation_id="publications_cancel",
         summary="Cancel a preflight or queued publication",
+        description="The publication becomes `cancelled` and is never sent to the platform.",
         tags=TAGS,
         request=None,
         responses={

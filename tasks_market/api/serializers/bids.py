@@ -14,7 +14,7 @@ from tasks_market.api.serializers.common import (
 )
 from tasks_market.api.serializers.tasks import TaskSerializer
 from tasks_market.models import Bid, BidJudgement, Payment
-from tasks_market.models.market import CURRENCIES, check_amount_places
+from tasks_market.models.market import CURRENCIES, JudgementStatus, check_amount_places
 from tasks_market.services import judging
 
 
@@ -44,7 +44,10 @@ class BidSerializer(serializers.ModelSerializer):
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     fee = FeePartField("fee", help_text="The platform's fee of `amount` (docs/payouts.md#the-fee).")
     net = FeePartField("net", help_text="What the seller receives: `amount` - `fee`.")
-    judge_status = serializers.CharField(source="judgement.status", allow_null=True, default=None)
+    currency = serializers.ChoiceField(choices=CURRENCIES)
+    judge_status = serializers.ChoiceField(
+        choices=JudgementStatus.choices, source="judgement.status", allow_null=True, default=None
+    )
     judge_score = serializers.FloatField(source="judgement.score", allow_null=True, default=None)
 
     class Meta:
@@ -91,6 +94,7 @@ class PaymentSerializer(serializers.ModelSerializer):
     fee = FeePartField("fee", help_text="The platform's fee of `amount` (docs/payouts.md#the-fee).")
     net = FeePartField("net", help_text="What the seller receives: `amount` - `fee`.")
     client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
+    currency = serializers.ChoiceField(choices=CURRENCIES)
     checkout_url = BlankAsNullField(help_text="A hosted payment page, when the provider has one.")
 
     class Meta:

@@ -6,7 +6,6 @@ import hashlib
 import re
 
 from django.core.validators import RegexValidator
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import URL_PATTERN, BlankAsNullField
@@ -21,16 +20,9 @@ _MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*/[A-Za-z0-9][A-Za-z0-9_.+
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
-@extend_schema_field(
-    {
-        "type": "number",
-        "exclusiveMinimum": 0,
-        "maximum": MAX_AMOUNT,
-        "multipleOf": 0.01,
-        "description": "Major units, at most 2 decimals (none in jpy). A JSON number or a numeric string.",
-    }
-)
 class MoneyField(serializers.DecimalField):
+    """An amount above 0 in major units: its schema (a decimal string or a number) is core.api.schema's money."""
+
     def __init__(self, **kwargs):
         super().__init__(
             max_digits=12,
@@ -63,7 +55,7 @@ def whole_amounts_in(amount: str, currency: str) -> dict:
     """Schema: in a currency without minor units (jpy) the amount is a whole number (check_amount_places)."""
     return {
         "if": {"properties": {currency: {"const": "jpy"}}, "required": [currency]},
-        "then": {"properties": {amount: {"multipleOf": 1}}},
+        "then": {"properties": {amount: {"multipleOf": 1, "pattern": r"^[0-9]+(?:\.00?)?$"}}},
     }
 
 

@@ -127,6 +127,7 @@ class TaskSerializer(serializers.ModelSerializer):
     """The task's shape, for the schema; rendering goes through `task_item`."""
 
     budget_amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    budget_currency = serializers.ChoiceField(choices=CURRENCIES)
     requirements = serializers.ListField(child=serializers.CharField())
     remixed_from = serializers.UUIDField(source="remixed_from_id", allow_null=True)
     selected_bid_id = serializers.UUIDField(allow_null=True)

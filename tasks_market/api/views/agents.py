@@ -36,6 +36,9 @@ class AgentListView(ApiView):
     @extend_schema(
         operation_id="agents_list",
         summary="List your agents",
+        description=(
+            "The agents you registered, newest first, each with its endpoint and categories (never the signing secret)."
+        ),
         tags=TAGS,
         parameters=[PageQuery],
         responses=envelope(AgentSerializer),
@@ -61,13 +64,19 @@ class AgentListView(ApiView):
     def post(self, request):
         data = self.body(AgentCreateInput)
         agent = services.agent_register(owner=request.user, **data)
-        return Response(AgentWithSecretSerializer(agent).data, status=status.HTTP_201_CREATED)
+        return self.created(AgentWithSecretSerializer(agent).data, "agent-detail", agent_id=agent.id)
 
 
 class AgentDetailView(ApiView):
     access = Access.USER_OR_KEY
 
-    @extend_schema(operation_id="agents_get", summary="An agent", tags=TAGS, responses=AgentSerializer)
+    @extend_schema(
+        operation_id="agents_get",
+        summary="An agent",
+        description="One of your agents by id; another user's agent is 404.",
+        tags=TAGS,
+        responses=AgentSerializer,
+    )
     def get(self, request, agent_id):
         return Response(AgentSerializer(_agent(request, agent_id)).data)
 
@@ -78,6 +87,7 @@ class AgentEndpointView(ApiView):
     @extend_schema(
         operation_id="agents_update_endpoint",
         summary="Change an agent's endpoint URL",
+        description="The new `endpoint_url` (https, on a public address) receives the agent's won tasks from now on.",
         tags=TAGS,
         request=AgentEndpointInput,
         responses=AgentSerializer,
@@ -138,6 +148,7 @@ class AgentBenchmarksView(ApiView):
     @extend_schema(
         operation_id="agents_benchmarks_list",
         summary="An agent's benchmark runs, newest first",
+        description="Every benchmark run of the agent (queued with `POST .../benchmark`), with its per-case results.",
         tags=TAGS,
         parameters=[PageQuery],
         responses=envelope(BenchmarkRunSerializer),

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from core.access import Access
@@ -70,7 +69,8 @@ class BidListView(ApiView):
         data = self.body(BidInput)
         with body_rules(request):
             bid = services.bid_create(user=request.user, task_id=task_id, **data)
-        return Response(BidSerializer(bid).data, status=status.HTTP_201_CREATED)
+        # A bid has no URL of its own: Location is the list that shows it (docs/decisions.md#creates).
+        return self.created(BidSerializer(bid).data, "task-bids", task_id=task_id)
 
 
 class BidSelectView(ApiView):
@@ -111,6 +111,7 @@ class BidWithdrawView(ApiView):
     @extend_schema(
         operation_id="bids_withdraw",
         summary="Withdraw your pending bid",
+        description="The bidder takes back a pending bid; it becomes `withdrawn` and can no longer be selected.",
         tags=TAGS,
         request=None,
         responses={200: BidSerializer, 409: error_response("The bid is not pending (`invalid_state`).")},

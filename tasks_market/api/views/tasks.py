@@ -5,7 +5,6 @@ from datetime import UTC, datetime
 from functools import cache
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 
 from core import counters
@@ -88,6 +87,10 @@ class TaskListView(ApiView):
     @extend_schema(
         operation_id="tasks_list",
         summary="List your tasks, or the open ones",
+        description=(
+            "`scope=mine` (the default): the tasks you posted; `scope=open`: every open task, to bid on. Optionally "
+            "filtered by `status`; newest first."
+        ),
         tags=TAGS,
         parameters=[PageQuery, parameters(TaskFilter)],
         responses=envelope(TaskSerializer),
@@ -134,7 +137,7 @@ class TaskListView(ApiView):
     def post(self, request):
         data = self.body(TaskInput)
         task = services.task_create(poster=request.user, **data)
-        return Response(TaskSerializer(task, context={"request": request}).data, status=status.HTTP_201_CREATED)
+        return self.created(TaskSerializer(task, context={"request": request}).data, "task-detail", task_id=task.id)
 
 
 class TaskDetailView(ApiView):
@@ -201,4 +204,4 @@ class TaskRemixView(ApiView):
         data = self.body(TaskRemixInput)
         with body_rules(request):
             task = services.task_remix(user=request.user, task_id=task_id, overrides=data)
-        return Response(TaskSerializer(task, context={"request": request}).data, status=status.HTTP_201_CREATED)
+        return self.created(TaskSerializer(task, context={"request": request}).data, "task-detail", task_id=task.id)
