@@ -259,6 +259,7 @@ class CreditTransactionsView(ApiView):
                     ],
                     "total": 3,
                     "has_more": False,
+                    "next_cursor": None,
                 },
             )
         ],
