@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,9 +77,18 @@ def _db(var_dir: Path) -> sqlite3.Connection:
     return sqlite3.connect(var_dir / "db.sqlite3", timeout=30)
 
 
-def judged(var_dir: Path) -> int:
+def judged(var_dir: Path, bids: list[str]) -> int:
+    """How many of `bids` have their judgement completed (the demo agent's own bids on the same tasks are
+    judged too, and are not the load's)."""
+    ids = [uuid.UUID(bid).hex for bid in bids]  # SQLite keeps a UUIDField as 32 hex characters
     with contextlib.closing(_db(var_dir)) as conn:
-        return conn.execute("SELECT count(*) FROM tasks_market_bidjudgement WHERE status = 'completed'").fetchone()[0]
+        done = 0
+        for start in range(0, len(ids), 500):  # under SQLite's limit of bound parameters
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT count(*) FROM tasks_market_bidjudgement WHERE status = 'completed' AND bid_id IN ({marks})"  # noqa: S608
+            done += conn.execute(query, chunk).fetchone()[0]
+        return done
 
 
 def tear_a_message(var_dir: Path) -> None:
@@ -130,11 +140,11 @@ def soak(server: Server, *, seconds: float, tear_every: float, first_tear: float
     report.jobs_enqueued = len(load.bids)
     # Every acknowledged bid's judge job must run (the worker restarted in between): bounded, not slept.
     with contextlib.suppress(AssertionError):
-        wait_until(lambda: judged(server.var_dir) >= report.jobs_enqueued, "every judge job to run", 90, 0.5)
+        wait_until(lambda: judged(server.var_dir, load.bids) >= report.jobs_enqueued, "every judge job to run", 90, 0.5)
     stop.set()
     watcher.join(timeout=10)
     report.seconds = round(time.monotonic() - started, 1)
-    report.jobs_done = judged(server.var_dir)
+    report.jobs_done = judged(server.var_dir, load.bids)
     report.answers = dict(sorted(Counter(a.status for a in load.answers).items()))
     report.worker_restarts = worker_restarts(server)
     return report

@@ -32,7 +32,7 @@ from assistant.api.serializers import (
 from assistant.domain.image_models import IMAGE_MODELS, default_model
 from assistant.services import free_tools
 from core.access import Access
-from core.api.pagination import PageQuery, envelope, keyset_page, render_page
+from core.api.pagination import OffsetPageQuery, PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
@@ -75,11 +75,11 @@ class AssistantConversationsView(ApiView):
             "The messages of your one conversation (yours and the assistant's), paged, with `total` and `has_more`."
         ),
         tags=["assistant"],
-        parameters=[PageQuery],
+        parameters=[OffsetPageQuery],
         responses=ConversationSerializer,
     )
     def get(self, request):
-        params = self.query(PageQuery)
+        params = self.query(OffsetPageQuery)
         rows, total, has_more = selectors.assistant_messages_page(user=request.user, **params)
         return Response(ConversationSerializer({"messages": rows, "total": total, "has_more": has_more}).data)
 
@@ -110,11 +110,11 @@ class ImageModelsView(ApiView):
             "request names none (`default`)."
         ),
         tags=["allmodelchat"],
-        parameters=[PageQuery],
+        parameters=[OffsetPageQuery],
         responses=envelope(ImageModelSerializer),
     )
     def get(self, request):
-        params = self.query(PageQuery)
+        params = self.query(OffsetPageQuery)
         default = default_model().identifier
         models = [
             {

@@ -20,11 +20,18 @@ from core.precompiled import PrecompiledQuery
 CURSOR_MAX_CHARS = 512
 
 
-class PageQuery(serializers.Serializer):
+class OffsetPageQuery(serializers.Serializer):
+    """`limit` and `offset` only: the lists that are bounded or keep an offset-only shape (docs/decisions.md#lists)."""
+
     context_free = True  # validated once per query string and process; not inherited (ApiView.query)
 
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+
+
+class PageQuery(OffsetPageQuery):
+    context_free = True
+
     cursor = serializers.CharField(
         required=False,
         allow_blank=True,

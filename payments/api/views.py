@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from core.access import Access
-from core.api.pagination import PageQuery, envelope, page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.idempotency import idempotent
@@ -96,10 +96,9 @@ class EarningListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(
-            Earning.objects.filter(owner=request.user).order_by("-created_at", "-id"), **params
-        )
-        return Response(render_page(EarningSerializer, rows, total, has_more))
+        earnings = Earning.objects.filter(owner=request.user).order_by("-created_at", "-id")
+        rows, total, has_more, next_cursor = keyset_page(earnings, **params)
+        return Response(render_page(EarningSerializer, rows, total, has_more, next_cursor=next_cursor))
 
 
 class PayoutListView(ApiView):
@@ -115,5 +114,6 @@ class PayoutListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more = page(Payout.objects.filter(owner=request.user).order_by("-created_at", "-id"), **params)
-        return Response(render_page(PayoutSerializer, rows, total, has_more))
+        payouts = Payout.objects.filter(owner=request.user).order_by("-created_at", "-id")
+        rows, total, has_more, next_cursor = keyset_page(payouts, **params)
+        return Response(render_page(PayoutSerializer, rows, total, has_more, next_cursor=next_cursor))

@@ -374,7 +374,7 @@ def test_the_standby_beat_takes_over_when_the_active_one_is_killed(cluster, requ
 
 def test_a_worker_node_killed_mid_task_hands_it_to_the_other_and_a_late_worker_drains_the_queue(cluster, request):
     client = redis.Redis.from_url(cluster.redis_url)
-    app = Celery(broker=cluster.redis_url)
+    app = Celery(broker=cluster.redis_url, set_as_current=False)  # the in-process tests keep config.celery_app
     workers = {node.env["CELERY_NODE_NAME"]: node for node in cluster.of_role("worker")}
     key = uuid.uuid4().hex
     app.send_task("multinode.slow_apply", args=[key, 4])
