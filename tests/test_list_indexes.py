@@ -3,6 +3,8 @@ populated table, neither the first page nor a cursor page scans the table or sor
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -46,7 +48,7 @@ def _plans(api, url: str, table: str) -> list[str]:
 
 def _assert_index_only_order(plans: list[str], table: str) -> None:
     for plan in plans:
-        assert f"Seq Scan on {table}" not in plan, plan
+        assert not re.search(rf"Seq Scan on {table}\b", plan), plan  # not tasks_market_bidjudgement's
         assert "Sort" not in plan, plan
         assert "Index Scan using" in plan or "Index Only Scan" in plan, plan
 
