@@ -683,6 +683,7 @@ def metrics_cost(base: str, pgid: int, env: dict, scenarios: list[Scenario], arg
             f"{(rps_on / rps_off - 1) * 100:+.1f} % | {(cpu_on - cpu_off) * 1000:+.0f} µs |"
         )
     lines += ["", f"One scrape of the web exporter after the load: {scrape_ms:.1f} ms, {samples} samples."]
+    return lines
 
 
 ADMIN_PAGES = [  # each change list's first page, then one filtered page (docs/decisions.md#admin-change-lists-at-size)
