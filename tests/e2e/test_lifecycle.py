@@ -93,6 +93,7 @@ def test_make_run_stops_within_10_s_on_a_signal_to_its_group(run_var, sig):
         os.killpg(pid, sig)
         wait_until(lambda: not _processes_of(run_var), f"every process of make run to stop after {sig.name}", 15, 0.05)
         took = time.monotonic() - started
+        print(f"make run stopped {took:.1f} s after {sig.name} to its group")  # shown with -s: the by-hand repeats
 
         log = server.log_text()
         assert took < RUN_STOP_SECONDS, log[-3000:]
