@@ -11,7 +11,7 @@ release step (scripts/release.sh) runs once, before any node starts. docs/operat
                                                     # 5 rolling restarts under load, then a SIGKILL of web1
 
 Ctrl-C stops everything. Tests and other tools use `Cluster` (tests/e2e/test_multinode_cluster.py):
-`cluster.addresses()` says where each node listens (e.g. for a Prometheus scrape configuration).
+`cluster.addresses()` says where each node listens, its Prometheus exporter included (`metrics`).
 """
 
 from __future__ import annotations
@@ -117,6 +117,8 @@ class Cluster:
             var_dir = self.workdir / name / "var"
             var_dir.mkdir(parents=True, exist_ok=True)
             env = node_env(self.env, var_dir, free_port(), roles, host)
+            # Each node's Prometheus exporter on a port of its own (scripts/serve.sh; web on the node's address).
+            env.update(METRICS_PORT=str(free_port()), METRICS_WORKER_PORT=str(free_port()))
             if roles == "worker":
                 env["CELERY_NODE_NAME"] = f"{name}@multinode"
             self.nodes[name] = Node(name, env, var_dir, int(env["PORT"]), self.workdir / name / "serve.log", host=host)
@@ -185,6 +187,10 @@ class Cluster:
             "web": {node.name: node.address for node in self.webs()},
             "worker": {node.name: node.env["CELERY_NODE_NAME"] for node in self.of_role("worker")},
             "beat": [node.name for node in self.of_role("beat")],
+            "metrics": {
+                **{node.name: f"{node.host}:{node.env['METRICS_PORT']}" for node in self.webs()},
+                **{node.name: f"{node.host}:{node.env['METRICS_WORKER_PORT']}" for node in self.of_role("worker")},
+            },
             "database_url": self.database_url,
             "redis_url": self.redis_url,
             "var_dirs": {node.name: str(node.var_dir) for node in self.nodes.values()},

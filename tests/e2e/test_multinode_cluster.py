@@ -5,6 +5,8 @@ and two beat nodes, each `make serve` (scripts/serve.sh) with its own SERVE_ROLE
 PostgreSQL (a database of its own) and Redis (database 15), with tests/e2e/multinode_settings.py. In order:
 
 1. rate limits count per real client across both web nodes (HAProxy's X-Forwarded-For, TRUSTED_PROXIES);
+   then Debian's Prometheus scrapes every web and worker node's exporter and answers a rate per node, a
+   latency quantile and the workers' task counts;
 2. a rolling restart under steady reads and idempotent writes fails no request and loses no write;
 3. a web node SIGKILLed under load: HAProxy takes it out within its checks; only requests in flight in
    that window may fail, and clients retrying with Idempotency-Key lose nothing and double nothing;
@@ -36,6 +38,7 @@ from celery import Celery
 from tests.e2e.faults_support import PASSWORD, wait_until
 from tests.e2e.harness import ROOT
 from tests.e2e.multinode import Answer, Load, failures, status_counts
+from tests.ops.observed_node import Prometheus
 from tests.support.reporting import SCENARIO_PROPERTY
 
 _spec = importlib.util.spec_from_file_location("multinode_script", ROOT / "scripts" / "multinode.py")
@@ -147,6 +150,56 @@ def test_rate_limits_count_per_real_client_across_nodes(cluster, request):
     # Another client behind the same proxy has its own counter (the default rule's 300 a minute).
     assert other_response.status_code == 200
     assert int(other_response.headers["X-RateLimit-Limit"]) > LIMITED
+
+
+def _value(result: list[dict]) -> float:
+    return float(result[0]["value"][1]) if result else float("nan")
+
+
+def test_prometheus_scrapes_both_web_nodes_and_the_workers(cluster, request, tmp_path):
+    """Debian's Prometheus scrapes each web node's and each worker node's exporter (their own ports, not the
+    proxy's), and answers a per-node request rate, a latency quantile and the workers' task counts."""
+    metrics = cluster.addresses()["metrics"]
+    webs = [metrics[node.name] for node in cluster.webs()]
+    workers = [metrics[node.name] for node in cluster.of_role("worker")]
+    prometheus = Prometheus(tmp_path, {"web": webs, "worker": workers})
+    try:
+        expected = len(webs) + len(workers)
+        up = prometheus.wait_for("up", lambda r: len(r) == expected and all(_value([s]) == 1 for s in r))
+        sent = Counter()
+        with httpx.Client(base_url=cluster.proxy.base, timeout=20) as client:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:  # through HAProxy, which alternates the nodes
+                sent[client.get("/health").status_code] += 1
+        rates = prometheus.wait_for(
+            'sum by (instance) (rate(http_requests_total{route="health",status="200"}[10s]))',
+            lambda r: len(r) == len(webs) and all(_value([s]) > 0 for s in r),
+        )
+        p95 = prometheus.wait_for(
+            'histogram_quantile(0.95, sum by (le) (rate(http_request_duration_seconds_bucket{route="health"}[10s])))',
+            lambda r: _value(r) > 0,
+        )
+        probes = prometheus.wait_for(
+            'sum(celery_tasks_total{task="multinode.probe",state="succeeded"})', lambda r: _value(r) > 0
+        )
+    finally:
+        prometheus.stop()
+    scenario_line(
+        request,
+        "prometheus_scrape",
+        sum(sent.values()),
+        " ".join(f"{status}x{n}" for status, n in sorted(sent.items())),
+        targets_up=len(up),
+        health_rate_per_node="/".join(f"{_value([s]):.1f}" for s in rates),
+        p95_ms=f"{_value(p95) * 1000:.1f}",
+        probes_succeeded=f"{_value(probes):.0f}",
+    )
+    assert sorted(s["metric"]["job"] for s in up) == sorted(["web"] * len(webs) + ["worker"] * len(workers)), up
+    assert sent == {200: sum(sent.values())}, sent
+    assert {s["metric"]["instance"] for s in rates} == set(webs), rates
+    assert all(_value([s]) > 0 for s in rates), rates
+    assert 0 < _value(p95) < 10, p95
+    assert _value(probes) > 0, probes
 
 
 def rolling_restarts_and_a_kill(cluster: Cluster, *, rounds: int = 1, tail_seconds: float = 0) -> dict:
