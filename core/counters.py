@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F, Func, IntegerField, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
@@ -132,7 +133,7 @@ def install_sql(vendor: str, *, name: str, table: str, condition: str) -> tuple[
         ]
         reverse = [*(f"DROP TRIGGER IF EXISTS {trigger}_{op}" for op in ("insert", "delete", "in", "out")), unseed]
         return forward, reverse
-    raise NotImplementedError(f"kept counts on {vendor}")
+    raise ImproperlyConfigured(f"kept counts need PostgreSQL or SQLite, not {vendor}")  # the two supported engines
 
 
 _PG_ADD = f"""
