@@ -8,6 +8,10 @@ upsert for a bulk insert of a million rows) and writes the shard `pg_backend_pid
 transactions mostly hold different rows, and one transaction always the same row of a count (no lock
 cycles between two of them). SQLite has one writer at a time: one shard, row triggers.
 
+Every statement that writes a counted row also raises its shard's `version` (moved or changed in place):
+the versions of a count's shards name one state of its rows (`state_of`), under which core.pagecache
+keeps pages of them.
+
 Apps declare what a count counts in their `counters.py` (`register`), which the reconciliation
 (`counters_reconcile`, daily in the beat, and `manage.py counters_reconcile`) compares with a COUNT.
 Core imports no app.
@@ -16,6 +20,7 @@ Core imports no app.
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable
 
 from django.core.exceptions import ImproperlyConfigured
@@ -25,8 +30,11 @@ from django.db.models.functions import Coalesce
 from django.utils.module_loading import autodiscover_modules
 
 from core.models import Counter
+from core.precompiled import PrecompiledQuery
 
 SHARDS = 16
+# A new shard row's version starts at random below this (a quarter of the bigint range: room to count up).
+VERSION_START_RANGE = 2**61
 
 _REGISTRY: dict[str, Callable[[], QuerySet]] = {}
 
@@ -51,6 +59,20 @@ def count_of(name: str) -> int:
     return Counter.objects.filter(name=name).aggregate(n=Sum("value"))["n"] or 0
 
 
+_NAME = "\x00counter"  # stands for the count's name in the compiled read (never sent to the database)
+_STATE = PrecompiledQuery(
+    lambda name: Counter.objects.filter(name=name).order_by("shard").values_list("shard", "value", "version"),
+    [_NAME],
+)
+
+
+def state_of(name: str) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """The count and its stamp, in one read: the (shard, version) of every shard. Two reads with the same
+    stamp saw the same committed writes of the counted rows (`Counter.version`)."""
+    rows = _STATE.rows([name])
+    return sum(row[1] for row in rows), tuple((row[0], row[2]) for row in rows)
+
+
 def counters_reconcile(*, fix: bool = True) -> dict[str, dict[str, int]]:
     """Every registered count against a fresh COUNT: {name: {"kept", "actual", "drift"}}; with `fix`, the
     drift is added to shard 0. The count's shards are locked first, so writers in flight either commit
@@ -59,37 +81,65 @@ def counters_reconcile(*, fix: bool = True) -> dict[str, dict[str, int]]:
     for name, rows in sorted(registered().items()):
         with transaction.atomic():
             Counter.objects.bulk_create(
-                [Counter(name=name, shard=shard) for shard in range(SHARDS)], ignore_conflicts=True
+                [
+                    Counter(name=name, shard=shard, version=secrets.randbelow(VERSION_START_RANGE))
+                    for shard in range(SHARDS)
+                ],
+                ignore_conflicts=True,
             )
             kept = sum(Counter.objects.select_for_update().filter(name=name).values_list("value", flat=True))
             actual = rows().count()
             drift = actual - kept
             if drift and fix:
-                Counter.objects.filter(name=name, shard=0).update(value=F("value") + drift)
+                Counter.objects.filter(name=name, shard=0).update(value=F("value") + drift, version=F("version") + 1)
         report[name] = {"kept": kept, "actual": actual, "drift": drift}
     return report
 
 
-def install_sql(vendor: str, *, name: str, table: str, condition: str) -> tuple[list[str], list[str]]:
+def install_sql(
+    vendor: str, *, name: str, table: str, condition: str, versions: bool = True, seed: bool = True
+) -> tuple[list[str], list[str]]:
     """(forward, reverse) SQL for the triggers that keep count `name` of the rows of `table` for which
-    `condition` holds; `condition` names the row as `{row}` (e.g. "{row}.status = 'open'")."""
+    `condition` holds; `condition` names the row as `{row}` (e.g. "{row}.status = 'open'").
+
+    `versions`: the triggers also raise the shard's `version` with every statement that writes a counted
+    row, moved in or out or changed in place (core.pagecache). Without it, the count alone (the first
+    installs, before `Counter.version`). `seed`: count the rows already there (a first install; a
+    reinstall over a kept count does not)."""
     # Names from our own migrations, checked anyway: they are written into the SQL (no parameters in DDL).
     if not re.fullmatch(r"[a-z0-9_.]+", name) or not re.fullmatch(r"[a-z0-9_]+", table):
         raise ValueError(f"not a counter name or table: {name!r} {table!r}")
     slug = name.replace(".", "_")
     # The count of the rows already there, then the triggers, in the migration's transaction.
-    seed = (
+    seeding = [
         f"INSERT INTO core_counter (name, shard, value) SELECT '{name}', 0, count(*) FROM {table} "  # noqa: S608
         f"WHERE {condition.format(row=table)}"
-    )
-    unseed = f"DELETE FROM core_counter WHERE name = '{name}'"  # noqa: S608
+    ]
+    unseed = [f"DELETE FROM core_counter WHERE name = '{name}'"]  # noqa: S608
+    if not seed:
+        seeding = unseed = []
     if vendor == "postgresql":
         function = f"core_counter_{slug}"
-        forward = [
-            _PG_ADD,
-            seed,
-            f"""
-            CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+        triggers = [f"{function}_{op}" for op in ("insert", "update", "delete")]
+        if versions:
+            body = f"""
+            DECLARE delta bigint := 0; touched bigint := 0; rows bigint;
+            BEGIN
+                IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                    SELECT count(*) INTO rows FROM new_rows r WHERE {condition.format(row="r")};
+                    delta := delta + rows; touched := touched + rows;
+                END IF;
+                IF TG_OP IN ('DELETE', 'UPDATE') THEN
+                    SELECT count(*) INTO rows FROM old_rows r WHERE {condition.format(row="r")};
+                    delta := delta - rows; touched := touched + rows;
+                END IF;
+                IF touched > 0 THEN
+                    PERFORM core_counter_touch('{name}', delta);
+                END IF;
+                RETURN NULL;
+            END"""  # noqa: S608
+        else:
+            body = f"""
             DECLARE delta bigint := 0;
             BEGIN
                 IF TG_OP IN ('INSERT', 'UPDATE') THEN
@@ -100,7 +150,13 @@ def install_sql(vendor: str, *, name: str, table: str, condition: str) -> tuple[
                 END IF;
                 PERFORM core_counter_add('{name}', delta);
                 RETURN NULL;
-            END $$""",  # noqa: S608
+            END"""  # noqa: S608
+        drop = [f"DROP TRIGGER IF EXISTS {trigger} ON {table}" for trigger in triggers]
+        forward = [
+            _PG_TOUCH if versions else _PG_ADD,
+            *seeding,
+            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $${body} $$",
+            *drop,
             f"CREATE TRIGGER {function}_insert AFTER INSERT ON {table} REFERENCING NEW TABLE AS new_rows "
             f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
             f"CREATE TRIGGER {function}_update AFTER UPDATE ON {table} REFERENCING OLD TABLE AS old_rows "
@@ -108,30 +164,38 @@ def install_sql(vendor: str, *, name: str, table: str, condition: str) -> tuple[
             f"CREATE TRIGGER {function}_delete AFTER DELETE ON {table} REFERENCING OLD TABLE AS old_rows "
             f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
         ]
-        reverse = [
-            *(f"DROP TRIGGER IF EXISTS {function}_{op} ON {table}" for op in ("insert", "update", "delete")),
-            f"DROP FUNCTION IF EXISTS {function}()",
-            unseed,
-        ]
+        reverse = [*drop, f"DROP FUNCTION IF EXISTS {function}()", *unseed]
         return forward, reverse
     if vendor == "sqlite":
         new, old = condition.format(row="NEW"), condition.format(row="OLD")
 
         def add(delta: int) -> str:
+            if versions:
+                return (
+                    f"INSERT INTO core_counter (name, shard, value, version) "  # noqa: S608
+                    f"VALUES ('{name}', 0, {delta}, {_SQLITE_START}) "
+                    f"ON CONFLICT (name, shard) DO UPDATE SET value = value + excluded.value, version = version + 1;"
+                )
             return (
                 f"INSERT INTO core_counter (name, shard, value) VALUES ('{name}', 0, {delta}) "  # noqa: S608
                 f"ON CONFLICT (name, shard) DO UPDATE SET value = value + excluded.value;"
             )
 
         trigger = f"core_counter_{slug}"
+        drop = [f"DROP TRIGGER IF EXISTS {trigger}_{kind}" for kind in ("insert", "delete", "in", "out", "stay")]
         forward = [
-            seed,
+            *seeding,
+            *drop,
             f"CREATE TRIGGER {trigger}_insert AFTER INSERT ON {table} WHEN {new} BEGIN {add(1)} END",
             f"CREATE TRIGGER {trigger}_delete AFTER DELETE ON {table} WHEN {old} BEGIN {add(-1)} END",
             f"CREATE TRIGGER {trigger}_in AFTER UPDATE ON {table} WHEN ({new}) AND NOT ({old}) BEGIN {add(1)} END",
             f"CREATE TRIGGER {trigger}_out AFTER UPDATE ON {table} WHEN ({old}) AND NOT ({new}) BEGIN {add(-1)} END",
         ]
-        reverse = [*(f"DROP TRIGGER IF EXISTS {trigger}_{op}" for op in ("insert", "delete", "in", "out")), unseed]
+        if versions:  # a counted row changed in place: no delta, a new version
+            forward.append(
+                f"CREATE TRIGGER {trigger}_stay AFTER UPDATE ON {table} WHEN ({old}) AND ({new}) BEGIN {add(0)} END"
+            )
+        reverse = [*drop, *unseed]
         return forward, reverse
     raise ImproperlyConfigured(f"kept counts need PostgreSQL or SQLite, not {vendor}")  # the two supported engines
 
@@ -145,12 +209,29 @@ BEGIN
     END IF;
 END $$"""  # noqa: S608
 
+# A shard row is written under its row lock, so its versions follow one another in commit order: a
+# snapshot that sees version v of a shard sees every earlier write of that shard and none after.
+_PG_TOUCH = f"""
+CREATE OR REPLACE FUNCTION core_counter_touch(counter text, delta bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO core_counter (name, shard, value, version)
+    VALUES (counter, pg_backend_pid() % {SHARDS}, delta, (random() * {VERSION_START_RANGE})::bigint)
+    ON CONFLICT (name, shard) DO UPDATE
+    SET value = core_counter.value + EXCLUDED.value, version = core_counter.version + 1;
+END $$"""  # noqa: S608
 
-def installer(*, name: str, table: str, condition: str, backwards: bool = False):
+_SQLITE_START = f"abs(random() % {VERSION_START_RANGE})"
+
+
+def installer(
+    *, name: str, table: str, condition: str, versions: bool = True, seed: bool = True, backwards: bool = False
+):
     """A migration operation's function that runs `install_sql` for the migrating database's vendor."""
 
     def run(apps, schema_editor):
-        forward, reverse = install_sql(schema_editor.connection.vendor, name=name, table=table, condition=condition)
+        forward, reverse = install_sql(
+            schema_editor.connection.vendor, name=name, table=table, condition=condition, versions=versions, seed=seed
+        )
         for statement in reverse if backwards else forward:
             schema_editor.execute(statement, params=None)
 

@@ -61,6 +61,12 @@ PAYMENTS_SETTLED = Counter("payments_settled_total", "Provider payment events ap
 WEBHOOK_DELIVERIES = Counter("webhook_deliveries_total", "Outbound webhook delivery attempts, by outcome.", ["outcome"])
 AGENT_DISPATCHES = Counter("agent_dispatches_total", "Agent dispatch attempts, by outcome.", ["outcome"])
 CREDITS_SPENT = Counter("credits_spent_total", "Credits taken for paid work (image generations).")
+PAGE_CACHE = Counter(
+    "page_cache_total",
+    "Pages of kept lists (core.pagecache), by list and result: hit, miss (read and kept), moved (read, not "
+    "kept: written meanwhile), bypass (in a transaction).",
+    ["list", "result"],
+)
 
 
 def business_count(counter: Counter, amount: float = 1, **labels: str) -> None:

@@ -70,11 +70,16 @@ class IdempotencyKey(models.Model):
 class Counter(models.Model):
     """One shard of an exactly kept count (core.counters; docs/decisions.md#lists): the count of `name` is
     the sum of its shards, kept by database triggers in the same transaction as every write that moves a
-    row in or out of what it counts."""
+    row in or out of what it counts. `version` goes up by one with every statement that writes a counted
+    row (moved or not): the shards' versions together name one state of the counted rows, under which a
+    process may keep a page of them (core.pagecache)."""
 
     name = models.CharField(max_length=100)
     shard = models.PositiveSmallIntegerField()
     value = models.BigIntegerField(default=0)
+    # Starts at a random value (the triggers, counters_reconcile): a shard row made again after a reset
+    # (TRUNCATE, a restored dump) does not repeat a state a process may still keep pages under.
+    version = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["name", "shard"], name="unique_counter_shard")]

@@ -15,5 +15,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(installer(**OPEN_TASKS), installer(**OPEN_TASKS, backwards=True)),
+        # The count alone, as this migration first installed it; 0008 adds the versions.
+        migrations.RunPython(
+            installer(**OPEN_TASKS, versions=False), installer(**OPEN_TASKS, versions=False, backwards=True)
+        ),
     ]

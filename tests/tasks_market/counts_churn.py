@@ -92,6 +92,7 @@ def main() -> None:
                 "actual": Task.objects.filter(status=TaskStatus.OPEN).count(),
                 "drift": counters.counters_reconcile(fix=False)[OPEN_TASKS]["drift"],
                 "walk_equals_the_list": _walk_by_cursor(),
+                "stamp_moves_with_every_write": _stamp_moves(poster),
             }
         )
     )
@@ -110,6 +111,25 @@ def _walk_by_cursor() -> bool:
         if not page.next_cursor:
             return walked == [task.pk for task in rows]
         cursor = page.next_cursor
+
+
+def _stamp_moves(poster) -> bool:
+    """The count's stamp (core.counters.state_of) changes with a create, a change in place and a move out,
+    and not with a write to a row it does not count."""
+    from core import counters
+    from tasks_market.counters import OPEN_TASKS
+    from tasks_market.models import Task, TaskStatus
+    from tests.tasks_market.factories import TaskFactory
+
+    stamps = [counters.state_of(OPEN_TASKS)[1]]
+    task = TaskFactory(poster=poster)
+    stamps.append(counters.state_of(OPEN_TASKS)[1])
+    Task.objects.filter(pk=task.pk).update(title="renamed")
+    stamps.append(counters.state_of(OPEN_TASKS)[1])
+    Task.objects.filter(pk=task.pk).update(status=TaskStatus.CANCELLED)
+    stamps.append(counters.state_of(OPEN_TASKS)[1])
+    Task.objects.filter(pk=task.pk).update(title="not counted")
+    return len(set(stamps)) == 4 and counters.state_of(OPEN_TASKS)[1] == stamps[-1]
 
 
 def _vendor() -> str:

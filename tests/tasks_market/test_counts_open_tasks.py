@@ -97,6 +97,7 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
         "actual": SQLITE_THREADS * SQLITE_ROUNDS // 4,
         "drift": 0,
         "walk_equals_the_list": True,
+        "stamp_moves_with_every_write": True,
     }
 
 
@@ -114,3 +115,10 @@ def test_the_command_reports_drift_and_check_fails_on_it(alice):
     call_command("counters_reconcile")
     call_command("counters_reconcile", "--check")
     assert counters.count_of(OPEN_TASKS) == 1
+
+
+@pytest.mark.django_db
+def test_the_stamp_moves_with_every_write_of_a_counted_row_and_only_then(alice):
+    from tests.tasks_market.counts_churn import _stamp_moves
+
+    assert _stamp_moves(alice)

@@ -11,6 +11,7 @@ from core import counters
 from core.access import Access
 from core.api.filters import parameters
 from core.api.pagination import (
+    Page,
     PageQuery,
     count_rows,
     counted,
@@ -21,10 +22,12 @@ from core.api.pagination import (
     page_compiled,
     page_cursor,
 )
+from core.api.renderers import Rendered
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
 from core.idempotency import idempotent
+from core.pagecache import StampedPages
 from core.precompiled import PrecompiledQuery
 from tasks_market import selectors
 from tasks_market.api.serializers import (
@@ -48,12 +51,42 @@ _VIEWER = uuid.UUID(int=0)
 _STATUS = "\x00status"
 _AFTER = (datetime(1, 1, 1, 0, 0, 0, 1, tzinfo=UTC), uuid.UUID(int=1))
 ORDER = (("created_at", "id"), True)  # the list's order (selectors.tasks_list), for keyset cursors
+OPEN_PAGES = StampedPages(OPEN_TASKS)
 
 
 def _kept_total(scope: str, filtered: bool) -> bool:
     """The open list unfiltered reads its kept count; the others count their (per-user or empty) range
     (docs/decisions.md#lists)."""
     return scope == "open" and not filtered
+
+
+def _tasks_page(user, scope: str, status: str | None, after: tuple | None, *, limit: int, offset: int) -> Page:
+    """A page of the list as rows (TASK_COLUMNS), its total, has_more and next_cursor, in one query."""
+    viewer_id = user.pk if user else None
+    values = ([viewer_id] if scope == "mine" else []) + ([status] if status else [])
+
+    def count() -> int:
+        if _kept_total(scope, bool(status)):
+            return counters.count_of(OPEN_TASKS)
+        return selectors.tasks_list(user, scope=scope, status=status).count()
+
+    if after is None:
+        rows, total, has_more = page_compiled(
+            _list_read(scope, bool(status)), values, limit=limit, offset=offset, count=count
+        )
+        return Page(rows, total, has_more, page_cursor(rows, ORDER, has_more))
+    return keyset_page_compiled(
+        _list_read(scope, bool(status), keyset=True), [*values, *after], limit=limit, order=ORDER, count=count
+    )
+
+
+def _page_body(page: Page, viewer_id) -> dict:
+    return {
+        "items": [task_item(row, viewer_id) for row in page.rows],
+        "total": page.total,
+        "has_more": page.has_more,
+        "next_cursor": page.next_cursor,
+    }
 
 
 @cache
@@ -101,29 +134,19 @@ class TaskListView(ApiView):
         if scope == "open" and status == TaskStatus.OPEN:
             status = None  # the same rows: the kept count answers
         after = decode_cursor(params.get("cursor"), ORDER, Task, offset=params["offset"])
+        limit, offset = params["limit"], params["offset"]
         viewer_id = request.user.pk if request.user else None
-        values = ([viewer_id] if scope == "mine" else []) + ([status] if status else [])
 
-        def count() -> int:
-            if _kept_total(scope, bool(status)):
-                return counters.count_of(OPEN_TASKS)
-            return selectors.tasks_list(request.user, scope=scope, status=status).count()
+        def read() -> Page:
+            return _tasks_page(request.user, scope, status, after, limit=limit, offset=offset)
 
-        if after is None:
-            rows, total, has_more = page_compiled(
-                _list_read(scope, bool(status)), values, limit=params["limit"], offset=params["offset"], count=count
-            )
-            next_cursor = page_cursor(rows, ORDER, has_more)
-        else:
-            rows, total, has_more, next_cursor = keyset_page_compiled(
-                _list_read(scope, bool(status), keyset=True),
-                [*values, *after],
-                limit=params["limit"],
-                order=ORDER,
-                count=count,
-            )
-        items = [task_item(row, viewer_id) for row in rows]
-        return Response({"items": items, "total": total, "has_more": has_more, "next_cursor": next_cursor})
+        if not _kept_total(scope, bool(status)):
+            return Response(_page_body(read(), viewer_id))
+        # The open list, the same for every caller but `is_mine`: kept per state of its count
+        # (core.pagecache), rendered once per pattern of the caller's own rows on the page.
+        entry = OPEN_PAGES.page((limit, offset, after), read)
+        mine = tuple(viewer_id is not None and row["poster_id"] == viewer_id for row in entry.page.rows)
+        return Response(Rendered(entry, mine, lambda: _page_body(entry.page, viewer_id)))
 
     @extend_schema(
         operation_id="tasks_create",

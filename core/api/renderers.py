@@ -1,0 +1,33 @@
+"""The API's JSON renderer: DRF's, which also serves bodies rendered before (core.pagecache)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from rest_framework import renderers
+
+from core.pagecache import Entry
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A response's data, rendered at most once per media type for a kept page (`entry`) and `variant`:
+    `Response(Rendered(...))` answers the bytes DRF would render from `data()`, from the second time
+    without building or rendering the data."""
+
+    entry: Entry
+    variant: Hashable
+    data: Callable[[], Any]
+
+
+class JSONRenderer(renderers.JSONRenderer):
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, Rendered):
+            # The accepted media type is part of the key: `application/json; indent=4` renders other bytes.
+            return data.entry.body(
+                (data.variant, accepted_media_type),
+                lambda: super(JSONRenderer, self).render(data.data(), accepted_media_type, renderer_context),
+            )
+        return super().render(data, accepted_media_type, renderer_context)
