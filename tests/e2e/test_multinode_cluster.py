@@ -6,7 +6,8 @@ PostgreSQL (a database of its own) and Redis (database 15), with tests/e2e/multi
 
 1. rate limits count per real client across both web nodes (HAProxy's X-Forwarded-For, TRUSTED_PROXIES);
    then Debian's Prometheus scrapes every web and worker node's exporter and answers a rate per node, a
-   latency quantile and the workers' task counts;
+   latency quantile and the workers' task counts; a write through one node is in the next open-list read
+   through either node, whose kept pages were warm;
 2. a rolling restart under steady reads and idempotent writes fails no request and loses no write;
 3. a web node SIGKILLed under load: HAProxy takes it out within its checks; only requests in flight in
    that window may fail, and clients retrying with Idempotency-Key lose nothing and double nothing;
@@ -37,7 +38,7 @@ from celery import Celery
 
 from tests.e2e.faults_support import PASSWORD, wait_until
 from tests.e2e.harness import ROOT
-from tests.e2e.multinode import Answer, Load, failures, status_counts
+from tests.e2e.multinode import Answer, Load, failures, status_counts, task_body
 from tests.ops.observed_node import Prometheus
 from tests.support.reporting import SCENARIO_PROPERTY
 
@@ -200,6 +201,65 @@ def test_prometheus_scrapes_both_web_nodes_and_the_workers(cluster, request, tmp
     assert all(_value([s]) > 0 for s in rates), rates
     assert 0 < _value(p95) < 10, p95
     assert _value(probes) > 0, probes
+
+
+def _page_cache(address: str) -> Counter:
+    """A web node's page_cache_total by result, from its own exporter."""
+    found = Counter()
+    for line in httpx.get(f"http://{address}/metrics", timeout=10).text.splitlines():
+        if line.startswith("page_cache_total{"):
+            result = line.split('result="', 1)[1].split('"', 1)[0]
+            found[result] += float(line.rsplit(" ", 1)[1])
+    return found
+
+
+def test_a_write_through_one_node_is_in_the_next_read_through_either(cluster, request):
+    """Each web node keeps open-list pages (core.pagecache): a task created or cancelled through one node is
+    in (or out of) the very next read through each node, however warm their kept pages are."""
+    proxy = cluster.proxy
+    bearer = {"Authorization": f"Bearer {token(proxy.base)}"}
+    metrics = cluster.addresses()["metrics"]
+    webs = [node.name for node in cluster.webs()]
+    kept_before = {name: _page_cache(metrics[name]) for name in webs}
+    served_before = {row["svname"]: int(row["stot"]) for row in proxy.stats()}
+    stale, reads, writes = [], 0, 0
+
+    def call(method: str, path: str, **kwargs) -> httpx.Response:
+        # A fresh connection per request, so that round robin alternates the nodes.
+        with httpx.Client(base_url=proxy.base, headers=bearer, timeout=20) as client:
+            response = client.request(method, path, **kwargs)
+        assert response.status_code < 300, (method, path, response.status_code, response.text)
+        return response
+
+    def listed() -> set[str]:
+        nonlocal reads
+        reads += 1
+        page = call("GET", "/api/v1/tasks", params={"scope": "open", "limit": 100}).json()
+        return {item["id"] for item in page["items"]}
+
+    for _ in range(4):
+        listed()  # both nodes keep the page now
+    for n in range(8):
+        task_id = call("POST", "/api/v1/tasks", json=task_body(f"cross-node {n}")).json()["id"]
+        stale += [("created", n, i) for i in range(2) if task_id not in listed()]  # one read on each node
+        call("POST", f"/api/v1/tasks/{task_id}/cancel")
+        stale += [("cancelled", n, i) for i in range(2) if task_id in listed()]
+        writes += 2
+    served = {row["svname"]: int(row["stot"]) - served_before[row["svname"]] for row in proxy.stats()}
+    kept = {name: _page_cache(metrics[name]) - kept_before[name] for name in webs}
+    scenario_line(
+        request,
+        "pages_across_nodes",
+        reads + writes,
+        f"2xx x{reads + writes}",
+        stale_reads=len(stale),
+        per_node="/".join(str(served.get(name, 0)) for name in webs),
+        kept_hits="/".join(f"{kept[name]['hit']:.0f}" for name in webs),
+    )
+    assert stale == []
+    assert all(served.get(name, 0) >= reads // 3 for name in webs), served
+    # The pages were kept and served on both nodes: the reads above went through the cache.
+    assert all(kept[name]["hit"] > 0 and kept[name]["miss"] > 0 for name in webs), kept
 
 
 def rolling_restarts_and_a_kill(cluster: Cluster, *, rounds: int = 1, tail_seconds: float = 0) -> dict:
