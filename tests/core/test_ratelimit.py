@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
+import django_ratelimit.core
 import pytest
 from django.db import connection
 
+import core.ratelimit
 from core.models import RateLimitOverride
 from core.ratelimit import classify
 from core.ratelimit_rules import RULES
@@ -67,6 +70,23 @@ def test_the_301st_request_in_a_window_is_429(api):
     assert last["X-RateLimit-Limit"] == "300"
     assert last["X-RateLimit-Remaining"] == "0"
     assert int(last["X-RateLimit-Reset"]) > time.time()
+
+
+def test_reset_and_retry_after_point_to_when_the_count_starts_over(api, monkeypatch):
+    """In a window's last second too: a client that comes back at X-RateLimit-Reset is counted afresh."""
+    RateLimitOverride.objects.create(network="127.0.0.1", rule="default", limit=1)
+    clock = SimpleNamespace(now=bucket_window(RULES["default"])() - 0.5, monotonic=time.monotonic)
+    clock.time = lambda: clock.now  # the limiter's and django-ratelimit's clock, held in the last second
+    monkeypatch.setattr(django_ratelimit.core, "time", clock)
+    monkeypatch.setattr(core.ratelimit, "time", clock)
+
+    assert api.get("/api/v1/nothing-here").status_code == 404
+    refused = api.get("/api/v1/nothing-here")
+    assert refused.status_code == 429
+    assert int(refused["X-RateLimit-Reset"]) == clock.now + 0.5
+    assert refused["Retry-After"] == "1"
+    clock.now = int(refused["X-RateLimit-Reset"])
+    assert api.get("/api/v1/nothing-here").status_code == 404
 
 
 def test_counted_responses_carry_the_headers(api):
