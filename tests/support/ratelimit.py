@@ -36,8 +36,8 @@ WindowEnd = Callable[[], float]
 def bucket_window(rule: Rule, ip: str = "127.0.0.1") -> WindowEnd:
     """When the window of a path bucket with this rule ends for the client `ip` (time.time() seconds).
 
-    django-ratelimit staggers the windows per client key; the window it names `w` (what the counter's key
-    and X-RateLimit-Reset say) counts every request up to second `w` included, so it ends at `w + 1`.
+    django-ratelimit staggers the windows per client key; the window it names `w` (in the counter's key)
+    counts every request up to second `w` included, so it ends at `w + 1`, what X-RateLimit-Reset says.
     """
     key = client_key(ip)
     return lambda: _get_window(key, rule.period) + 1
