@@ -66,7 +66,7 @@ def classify(method: str, path: str) -> tuple[str, Rule] | None:
 class Usage:
     limit: int
     remaining: int
-    reset: int  # Unix seconds
+    reset: int  # Unix seconds: when the window ends and the count starts over
     limited: bool
 
     @property
@@ -136,10 +136,13 @@ def hit(request, bucket: str, rule: Rule, ip: str) -> Usage | None:
         counters_unavailable(None)
         return None
     count = usage["count"]
+    # The window django-ratelimit names `w` counts requests up to second `w` included: it ends at w + 1.
+    # time_left is `w` less the whole second it read the clock in (negative once the window's last second
+    # went by during the call), so this is w + 1 but for a second that ticks between its clock and this one.
     return Usage(
         limit=limit,
         remaining=max(0, limit - count),
-        reset=int(time.time()) + max(0, usage["time_left"]),
+        reset=int(time.time()) + usage["time_left"] + 1,
         limited=count > limit,
     )
 

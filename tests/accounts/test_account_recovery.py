@@ -13,8 +13,10 @@ from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
 from accounts.models import ApiKey, User
 from accounts.services import api_key_create
+from accounts.throttle import LOGIN_ACCOUNT_CLIENT
 from tests.conftest import client_with_token
 from tests.support.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.ratelimit import login_window, one_window
 
 pytestmark = pytest.mark.django_db
 
@@ -134,12 +136,13 @@ def test_password_change_refuses_a_wrong_current_or_a_weak_new_password(alice, a
 
 
 def test_wrong_current_passwords_count_as_failed_logins(alice, alice_api):
-    statuses = [
-        alice_api.post(
-            "/api/v1/auth/password/change", {"current_password": "nope-nope", "new_password": NEW}
-        ).status_code
-        for _ in range(12)
-    ]
+    with one_window(login_window(LOGIN_ACCOUNT_CLIENT)):
+        statuses = [
+            alice_api.post(
+                "/api/v1/auth/password/change", {"current_password": "nope-nope", "new_password": NEW}
+            ).status_code
+            for _ in range(12)
+        ]
 
     assert statuses[:10] == [422] * 10 and statuses[-1] == 429
 

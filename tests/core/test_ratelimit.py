@@ -2,13 +2,18 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
+import django_ratelimit.core
 import pytest
 from django.db import connection
 
+import core.ratelimit
 from core.models import RateLimitOverride
 from core.ratelimit import classify
+from core.ratelimit_rules import RULES
 from tests.conftest import HttpsAPIClient
+from tests.support.ratelimit import bucket_window, one_window
 
 pytestmark = pytest.mark.django_db
 
@@ -54,8 +59,9 @@ def test_exempt_paths(method, path):
 
 
 def test_the_301st_request_in_a_window_is_429(api):
-    statuses = [api.get("/api/v1/nothing-here").status_code for _ in range(300)]
-    last = api.get("/api/v1/nothing-here")
+    with one_window(bucket_window(RULES["default"])):
+        statuses = [api.get("/api/v1/nothing-here").status_code for _ in range(300)]
+        last = api.get("/api/v1/nothing-here")
 
     assert statuses == [404] * 300
     assert last.status_code == 429
@@ -66,9 +72,27 @@ def test_the_301st_request_in_a_window_is_429(api):
     assert int(last["X-RateLimit-Reset"]) > time.time()
 
 
+def test_reset_and_retry_after_point_to_when_the_count_starts_over(api, monkeypatch):
+    """In a window's last second too: a client that comes back at X-RateLimit-Reset is counted afresh."""
+    RateLimitOverride.objects.create(network="127.0.0.1", rule="default", limit=1)
+    clock = SimpleNamespace(now=bucket_window(RULES["default"])() - 0.5, monotonic=time.monotonic)
+    clock.time = lambda: clock.now  # the limiter's and django-ratelimit's clock, held in the last second
+    monkeypatch.setattr(django_ratelimit.core, "time", clock)
+    monkeypatch.setattr(core.ratelimit, "time", clock)
+
+    assert api.get("/api/v1/nothing-here").status_code == 404
+    refused = api.get("/api/v1/nothing-here")
+    assert refused.status_code == 429
+    assert int(refused["X-RateLimit-Reset"]) == clock.now + 0.5
+    assert refused["Retry-After"] == "1"
+    clock.now = int(refused["X-RateLimit-Reset"])
+    assert api.get("/api/v1/nothing-here").status_code == 404
+
+
 def test_counted_responses_carry_the_headers(api):
-    first = api.get("/api/v1/auth/api-keys")  # 401, still counted
-    second = api.post("/api/v1/auth/token", {}, format="json")  # 422, same bucket
+    with one_window(bucket_window(RULES["default"])):
+        first = api.get("/api/v1/auth/api-keys")  # 401, still counted
+        second = api.post("/api/v1/auth/token", {}, format="json")  # 422, same bucket
 
     assert first.status_code == 401
     assert first["X-RateLimit-Limit"] == "300"
@@ -78,20 +102,22 @@ def test_counted_responses_carry_the_headers(api):
 
 
 def test_buckets_are_separate(api):
-    for _ in range(5):
-        api.post("/api/v1/signature/scrape-website", {}, format="json")
+    with one_window(bucket_window(RULES["signature_scrape_website"])):
+        for _ in range(5):
+            api.post("/api/v1/signature/scrape-website", {}, format="json")
 
-    assert api.post("/api/v1/signature/scrape-website", {}, format="json").status_code == 429
+        assert api.post("/api/v1/signature/scrape-website", {}, format="json").status_code == 429
     assert api.post("/api/v1/signature/tagline", {}, format="json").status_code != 429
     assert api.get("/api/v1/auth/api-keys").status_code == 401
 
 
 def test_clients_are_separate(api):
-    for _ in range(5):
-        api.post("/api/v1/signature/scrape-website", {}, format="json")
-
     other = HttpsAPIClient(REMOTE_ADDR="10.1.2.3")
-    assert other.post("/api/v1/signature/scrape-website", {}, format="json").status_code != 429
+    with one_window(bucket_window(RULES["signature_scrape_website"])):  # else 127.0.0.1 may not be at its cap
+        for _ in range(5):
+            api.post("/api/v1/signature/scrape-website", {}, format="json")
+
+        assert other.post("/api/v1/signature/scrape-website", {}, format="json").status_code != 429
 
 
 def test_exempt_paths_have_no_headers_and_are_not_counted(api):
@@ -105,10 +131,11 @@ def test_exempt_paths_have_no_headers_and_are_not_counted(api):
 def test_forwarded_for_is_believed_only_from_trusted_proxies(api, settings):
     import ipaddress
 
-    for _ in range(5):
-        api.post("/api/v1/signature/scrape-website", {}, format="json", HTTP_X_FORWARDED_FOR="203.0.113.9")
-    # Untrusted peer: the header is ignored, so all five counted against 127.0.0.1.
-    assert api.post("/api/v1/signature/scrape-website", {}, format="json").status_code == 429
+    with one_window(bucket_window(RULES["signature_scrape_website"])):
+        for _ in range(5):
+            api.post("/api/v1/signature/scrape-website", {}, format="json", HTTP_X_FORWARDED_FOR="203.0.113.9")
+        # Untrusted peer: the header is ignored, so all five counted against 127.0.0.1.
+        assert api.post("/api/v1/signature/scrape-website", {}, format="json").status_code == 429
 
     settings.TRUSTED_PROXIES = [ipaddress.ip_network("127.0.0.1/32")]
     via_proxy = api.post(
@@ -121,7 +148,8 @@ def test_forwarded_for_is_believed_only_from_trusted_proxies(api, settings):
 def test_staff_override_raises_a_limit(api):
     RateLimitOverride.objects.create(network="127.0.0.0/8", rule="signature_scrape_website", limit=8)
 
-    statuses = [api.post("/api/v1/signature/scrape-website", {}, format="json").status_code for _ in range(9)]
+    with one_window(bucket_window(RULES["signature_scrape_website"])):
+        statuses = [api.post("/api/v1/signature/scrape-website", {}, format="json").status_code for _ in range(9)]
 
     assert 429 not in statuses[:8]
     assert statuses[8] == 429
@@ -145,10 +173,40 @@ def test_concurrent_requests_let_exactly_the_cap_through():
             statuses.append(status)
 
     threads = [threading.Thread(target=call) for _ in range(25)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with one_window(bucket_window(RULES["default"])):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
 
     assert statuses.count(404) == 7
     assert statuses.count(429) == 18
+
+
+# --- The tests' own window pinning (tests/support/ratelimit.py) --------------------------------------------
+
+
+def test_one_window_waits_for_the_next_window_when_too_little_of_this_one_is_left():
+    end = time.time() + 0.3
+
+    def window_end() -> float:
+        return end if time.time() < end else end + 60
+
+    with one_window(window_end, room=1.0):
+        started = time.time()
+
+    assert started >= end
+
+
+def test_one_window_fails_a_block_that_crossed_the_end_of_a_window():
+    end = [time.time() + 60]
+    window = one_window(lambda: end[0])
+
+    with pytest.raises(AssertionError, match="crossed the end of a rate-limit window"), window:
+        end[0] += 60  # the window ended while the block ran
+
+    window = one_window(lambda: end[0])
+    with pytest.raises(AssertionError, match="the count started over") as failed, window:
+        end[0] += 60
+        raise AssertionError("the count started over")
+    assert "crossed the end of a rate-limit window" in failed.value.__notes__[0]

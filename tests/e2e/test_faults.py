@@ -24,6 +24,15 @@ def report(title: str, **lines) -> None:
         print(f"[faults]   {name.replace('_', ' ')}: {value}")
 
 
+def described(answers, down_at: float, up_at: float) -> list[str]:
+    """One line per answer, its start relative to Redis stopping and coming back (for a failure's message)."""
+    return [
+        f"{a.op} {a.status} started {a.at - down_at:+.2f} s from the stop, {a.at - up_at:+.2f} s from the restart, "
+        f"took {a.seconds:.2f} s{f': {a.error}' if a.error else ''}"
+        for a in answers
+    ]
+
+
 def pending_judgements(stack, bid_ids: list[str]) -> int:
     rows = stack.sql(
         "SELECT count(*) FROM tasks_market_bidjudgement WHERE bid_id = ANY(%s::uuid[]) AND status = 'pending'",
@@ -47,6 +56,7 @@ def test_redis_stopped_for_20_s_under_load(tmp_path):
             time.sleep(4)
             down_at = time.monotonic()
             stack.redis.stop()
+            stopped_at = time.monotonic()  # the server has exited
             health_down = []
             while time.monotonic() - down_at < 20:
                 health_down.append(stack.health())
@@ -64,6 +74,7 @@ def test_redis_stopped_for_20_s_under_load(tmp_path):
             load.between(down_at, up_at),
             load.between(up_at, float("inf")),
         )
+        in_flight = [a for a in before if a.at + a.seconds >= down_at]
         bids_during = len([a for a in during if a.op == "create bid" and a.status == 201])
         judged_in = wait_until(
             lambda: pending_judgements(stack, load.bids) == 0 and time.monotonic() - up_at,
@@ -78,6 +89,8 @@ def test_redis_stopped_for_20_s_under_load(tmp_path):
             "Redis stopped for 20 s under load",
             requests=len(load.answers),
             statuses_before=statuses(before),
+            in_flight_at_the_stop=f"{len(in_flight)} answers, {sum(not a.rate_limited_headers for a in in_flight)} "
+            "of them uncounted",
             statuses_during_outage=by_op(during),
             statuses_after=statuses(after),
             slowest_answer_during_outage=f"{max(a.seconds for a in during):.2f} s",
@@ -91,9 +104,15 @@ def test_redis_stopped_for_20_s_under_load(tmp_path):
             (a.op, a.status, a.error) for a in load.answers if not 0 < a.status < 500
         ]
         assert {a.status for a in during if a.op == "create bid"} == {201}
-        assert all(a.rate_limited_headers for a in before + after if a.at > up_at + 2 or a.at < down_at)
+        # Counted, so with X-RateLimit headers: what was over before Redis was told to stop, and what started
+        # over 2 s after it listened again. Not what was in flight at the stop: its start says nothing of when
+        # the server counted it, and Redis exits within milliseconds of its SIGTERM.
+        counted = [a for a in before if a.at + a.seconds < down_at] + [a for a in after if a.at > up_at + 2]
+        assert all(a.rate_limited_headers for a in counted), described(
+            [a for a in counted if not a.rate_limited_headers], down_at, up_at
+        )
         # Failed open: served uncounted, without X-RateLimit headers, while Redis was surely away.
-        uncounted = [a for a in during if a.at > down_at + 1 and a.at + a.seconds < restart_at]
+        uncounted = [a for a in during if a.at > stopped_at and a.at + a.seconds < restart_at]
         assert uncounted and not any(a.rate_limited_headers for a in uncounted)
         assert health_down and set(health_down[1:]) == {503}
         assert bids_during > 0 and lost == 0

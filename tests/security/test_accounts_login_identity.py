@@ -9,6 +9,7 @@ import pytest
 from accounts.models import User
 from accounts.throttle import LOGIN_ACCOUNT, LOGIN_ACCOUNT_CLIENT
 from tests.support.factories import DEFAULT_PASSWORD, UserFactory
+from tests.support.ratelimit import login_window, one_window
 
 pytestmark = pytest.mark.django_db
 
@@ -21,11 +22,12 @@ def login(api, email: str, password: str = "wrong-password", ip: str = "198.51.1
 
 def test_a_long_s_spelling_shares_the_accounts_allowance(api):
     UserFactory(email="sam@example.com")
-    for n in range(LOGIN_ACCOUNT.limit):
-        assert login(api, "sam@example.com", ip=f"198.51.100.{n + 1}").status_code == 401
+    with one_window(login_window(LOGIN_ACCOUNT)):
+        for n in range(LOGIN_ACCOUNT.limit):
+            assert login(api, "sam@example.com", ip=f"198.51.100.{n + 1}").status_code == 401
 
-    # U+017F LATIN SMALL LETTER LONG S is "s" after NFKC: the same account, so no fresh allowance.
-    assert login(api, "\u017fam@example.com", ip="203.0.113.50").status_code == 429
+        # U+017F LATIN SMALL LETTER LONG S is "s" after NFKC: the same account, so no fresh allowance.
+        assert login(api, "\u017fam@example.com", ip="203.0.113.50").status_code == 429
 
 
 def test_a_dotless_i_spelling_is_not_the_account(api):
@@ -53,22 +55,24 @@ def test_registration_and_lookup_normalise_nfkc_and_casefold(api):
 def test_guesses_from_one_address_never_lock_the_owner_out_from_another(api):
     UserFactory(email="owner@example.com")
     attacker = "198.51.100.66"
-    for _ in range(LOGIN_ACCOUNT_CLIENT.limit):
-        assert login(api, "owner@example.com", ip=attacker).status_code == 401
-    assert login(api, "owner@example.com", ip=attacker).status_code == 429  # that address is done
-    assert login(api, "owner@example.com", DEFAULT_PASSWORD, ip=attacker).status_code == 429
+    with one_window(login_window(LOGIN_ACCOUNT_CLIENT)):
+        for _ in range(LOGIN_ACCOUNT_CLIENT.limit):
+            assert login(api, "owner@example.com", ip=attacker).status_code == 401
+        assert login(api, "owner@example.com", ip=attacker).status_code == 429  # that address is done
+        assert login(api, "owner@example.com", DEFAULT_PASSWORD, ip=attacker).status_code == 429
 
-    for _ in range(3):  # still refused later in the window; never counted against the account
-        assert login(api, "owner@example.com", ip=attacker).status_code == 429
-    assert login(api, "owner@example.com", DEFAULT_PASSWORD, ip="203.0.113.10").status_code == 200
+        for _ in range(3):  # still refused later in the window; never counted against the account
+            assert login(api, "owner@example.com", ip=attacker).status_code == 429
+        assert login(api, "owner@example.com", DEFAULT_PASSWORD, ip="203.0.113.10").status_code == 200
 
 
 def test_the_owner_is_not_locked_out_by_wrong_guesses_under_another_spelling(api):
     UserFactory(email="owner2@example.com")
-    for _ in range(LOGIN_ACCOUNT_CLIENT.limit + 5):
-        login(api, "OWNER2@example.com", ip="198.51.100.77")
+    with one_window(login_window(LOGIN_ACCOUNT)):  # else a new window could give the allowance back
+        for _ in range(LOGIN_ACCOUNT_CLIENT.limit + 5):
+            login(api, "OWNER2@example.com", ip="198.51.100.77")
 
-    assert login(api, "owner2@example.com", DEFAULT_PASSWORD, ip="203.0.113.11").status_code == 200
+        assert login(api, "owner2@example.com", DEFAULT_PASSWORD, ip="203.0.113.11").status_code == 200
     assert User.objects.filter(email="owner2@example.com").count() == 1
 
 

@@ -4,10 +4,10 @@ create more tasks a minute than posting them (see docs/decisions.md#rate-limits)
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
-from django.core.cache import caches
 
 from core.ratelimit import classify
+from core.ratelimit_rules import RULES
+from tests.support.ratelimit import bucket_window, one_window
 from tests.tasks_market.conftest import iso_in
 
 pytestmark = pytest.mark.django_db
@@ -45,30 +45,14 @@ def _task() -> dict:
     }
 
 
-def _in_one_window(attempt):
-    """`attempt()`'s responses, from a run that fell in one rate-limit window. The windows are fixed
-    (docs/decisions.md#rate-limits): one that ends mid-run starts the count over, which says nothing of
-    the rule, so such a run is repeated on cleared counters (X-RateLimit-Reset jumps by the period then;
-    within a window it moves by a second at most)."""
-    for _ in range(3):
-        responses = attempt()
-        resets = [int(response["X-RateLimit-Reset"]) for response in responses]
-        if max(resets) - min(resets) <= 1:
-            return responses
-        caches[settings.RATELIMIT_USE_CACHE].clear()
-    raise AssertionError("three runs in a row crossed a rate-limit window")
-
-
 def test_remix_cannot_dodge_the_task_creation_cap(alice_api):
-    def attempt():
+    with one_window(bucket_window(RULES["tasks_create"])):
         first = alice_api.post("/api/v1/tasks", _task(), format="json")  # 1 of 60
         assert first.status_code == 201, first.content
         remix = f"/api/v1/tasks/{first.json()['id']}/remix"
-        return [first, *(alice_api.post(remix, {}, format="json") for _ in range(60))]
-
-    first, *remixes = _in_one_window(attempt)
-    over_by_remix = remixes.pop()
-    over_by_post = alice_api.post("/api/v1/tasks", {}, format="json")
+        remixes = [alice_api.post(remix, {}, format="json") for _ in range(60)]
+        over_by_remix = remixes.pop()
+        over_by_post = alice_api.post("/api/v1/tasks", {}, format="json")
 
     assert [response.status_code for response in remixes] == [201] * 59
     assert over_by_remix.status_code == 429
@@ -80,13 +64,11 @@ def test_remix_cannot_dodge_the_task_creation_cap(alice_api):
 
 
 def test_after_60_posts_a_remix_is_refused(alice_api):
-    def attempt():
+    with one_window(bucket_window(RULES["tasks_create"])):
         source = alice_api.post("/api/v1/tasks", _task(), format="json")
         assert source.status_code == 201, source.content
         invalid = [alice_api.post("/api/v1/tasks", {}, format="json") for _ in range(59)]  # counted all the same
-        return [source, *invalid, alice_api.post(f"/api/v1/tasks/{source.json()['id']}/remix", {}, format="json")]
-
-    _, *invalid, response = _in_one_window(attempt)
+        response = alice_api.post(f"/api/v1/tasks/{source.json()['id']}/remix", {}, format="json")
 
     assert [r.status_code for r in invalid] == [422] * 59
     assert response.status_code == 429
