@@ -15,8 +15,9 @@ and on every node, whoever made it (a service, the admin, `QuerySet.update`, bul
 - inside a transaction nothing is kept or served: it may see its own uncommitted writes under a stamp that
   a rollback frees for other rows.
 
-Per process, bounded (`size` pages per list, each with at most `variants` rendered bodies), nothing shared:
-a cold process reads as if there were no cache.
+Per process and bounded (64 pages per list, 4 rendered bodies per page, 8 MB of bodies and rows; a page too
+big for a quarter of that is read every time), nothing shared: a cold process reads as if there were no
+cache.
 """
 
 from __future__ import annotations
@@ -35,30 +36,36 @@ class Entry:
     """One page (whatever the list's `read()` returned) and its rendered bodies, one per variant (what the
     body depends on beyond the page, e.g. which rows are the viewer's)."""
 
-    __slots__ = ("_bodies", "_variants", "page")
+    __slots__ = ("_bodies", "_pages", "kept", "page", "weight")
 
-    def __init__(self, page: Any, variants: int = 0):
+    def __init__(self, page: Any, pages: StampedPages | None = None, kept: tuple | None = None):
         self.page = page
         self._bodies: dict[Hashable, bytes] = {}
-        self._variants = variants
+        self._pages = pages  # None: not kept, nothing stored
+        self.kept = kept
+        self.weight = 0  # bytes charged to the pages' budget
 
     def body(self, variant: Hashable, render: Callable[[], bytes]) -> bytes:
         body = self._bodies.get(variant)
         if body is None:
             body = render()
-            if len(self._bodies) < self._variants:
+            if self._pages is not None and self._pages._admit(self, len(body)):
                 self._bodies[variant] = body  # a plain dict store: atomic, and a race only renders twice
         return body
 
 
 class StampedPages:
-    """The kept pages of the list counted by `counter` (a name registered in core.counters)."""
+    """The kept pages of the list counted by `counter` (a name registered in core.counters): at most `size`
+    pages with at most `variants` bodies each, and `max_bytes` of bodies and rows together (a page's rows
+    are charged as much as its first body)."""
 
-    def __init__(self, counter: str, *, size: int = 64, variants: int = 8):
+    def __init__(self, counter: str, *, size: int = 64, variants: int = 4, max_bytes: int = 8 * 2**20):
         self.counter = counter
         self.size = size
         self.variants = variants
+        self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple, Entry] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def page(self, key: Hashable, read: Callable[[], Any], *, using: str = DEFAULT_DB_ALIAS) -> Entry:
@@ -76,20 +83,43 @@ class StampedPages:
         if entry is not None:
             self._count("hit")
             return entry
-        entry = Entry(read(), self.variants)
-        if counters.state_of(self.counter)[1] == stamp:
-            with self._lock:
-                self._entries[kept] = entry
-                while len(self._entries) > self.size:
-                    self._entries.popitem(last=False)
-            self._count("miss")
-        else:
+        page = read()
+        if counters.state_of(self.counter)[1] != stamp:
             self._count("moved")  # written meanwhile: served, not kept
+            return Entry(page)
+        entry = Entry(page, self, kept)
+        with self._lock:
+            self._forget(self._entries.pop(kept, None))
+            self._entries[kept] = entry
+            while len(self._entries) > self.size:
+                self._forget(self._entries.popitem(last=False)[1])
+        self._count("miss")
         return entry
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._bytes = 0
+
+    def _admit(self, entry: Entry, size: int) -> bool:
+        """Whether `entry` may keep one more body of `size` bytes; older pages make room if they must."""
+        charge = size * 2 if entry.weight == 0 else size
+        with self._lock:
+            if self._entries.get(entry.kept) is not entry or len(entry._bodies) >= self.variants:
+                return False
+            if entry.weight + charge > self.max_bytes // 4:  # too big to keep: read each time
+                self._forget(self._entries.pop(entry.kept))
+                return False
+            entry.weight += charge
+            self._bytes += charge
+            while self._bytes > self.max_bytes:
+                self._forget(self._entries.popitem(last=False)[1])
+            return True
+
+    def _forget(self, entry: Entry | None) -> None:
+        if entry is not None:
+            self._bytes -= entry.weight
+            entry._pages = None
 
     def _count(self, result: str) -> None:
         if metrics.ENABLED:
