@@ -93,6 +93,7 @@ def main() -> None:
                 "drift": counters.counters_reconcile(fix=False)[OPEN_TASKS]["drift"],
                 "walk_equals_the_list": _walk_by_cursor(),
                 "stamp_moves_with_every_write": _stamp_moves(poster),
+                "kept_pages_follow_writes": _kept_pages_follow_writes(poster),
             }
         )
     )
@@ -130,6 +131,22 @@ def _stamp_moves(poster) -> bool:
     stamps.append(counters.state_of(OPEN_TASKS)[1])
     Task.objects.filter(pk=task.pk).update(title="not counted")
     return len(set(stamps)) == 4 and counters.state_of(OPEN_TASKS)[1] == stamps[-1]
+
+
+def _kept_pages_follow_writes(poster) -> bool:
+    """The open list's kept page (core.pagecache) is served again while nothing is written, and not after a
+    write: the stamps of this engine's triggers, read outside any transaction."""
+    from tasks_market.api.views.tasks import OPEN_PAGES, _tasks_page
+    from tests.tasks_market.factories import TaskFactory
+
+    def read():
+        return _tasks_page(poster, "open", None, None, limit=100, offset=0)
+
+    first = OPEN_PAGES.page((100, 0, None), read)
+    again = OPEN_PAGES.page((100, 0, None), read)
+    task = TaskFactory(poster=poster)
+    after = OPEN_PAGES.page((100, 0, None), read)
+    return again is first and after is not first and task.pk in {row["id"] for row in after.page.rows}
 
 
 def _vendor() -> str:

@@ -98,6 +98,7 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
         "drift": 0,
         "walk_equals_the_list": True,
         "stamp_moves_with_every_write": True,
+        "kept_pages_follow_writes": True,
     }
 
 
