@@ -9,7 +9,7 @@ transactions mostly hold different rows, and one transaction always the same row
 cycles between two of them). SQLite has one writer at a time: one shard, row triggers.
 
 Every statement that writes a counted row also raises its shard's `version` (moved or changed in place):
-the versions of a count's shards name one state of its rows (`state_of`), under which core.pagecache
+the versions of a count's shards name one state of its rows (`stamp_of`), under which core.pagecache
 keeps pages of them.
 
 Apps declare what a count counts in their `counters.py` (`register`), which the reconciliation
@@ -60,17 +60,16 @@ def count_of(name: str) -> int:
 
 
 _NAME = "\x00counter"  # stands for the count's name in the compiled read (never sent to the database)
-_STATE = PrecompiledQuery(
-    lambda name: Counter.objects.filter(name=name).order_by("shard").values_list("shard", "value", "version"),
+_STAMP = PrecompiledQuery(
+    lambda name: Counter.objects.filter(name=name).order_by("shard").values_list("shard", "version"),
     [_NAME],
 )
 
 
-def state_of(name: str) -> tuple[int, tuple[tuple[int, int], ...]]:
-    """The count and its stamp, in one read: the (shard, version) of every shard. Two reads with the same
-    stamp saw the same committed writes of the counted rows (`Counter.version`)."""
-    rows = _STATE.rows([name])
-    return sum(row[1] for row in rows), tuple((row[0], row[2]) for row in rows)
+def stamp_of(name: str) -> tuple[tuple[int, int], ...]:
+    """The count's stamp: the (shard, version) of every shard, in one read. Two reads with the same stamp saw
+    the same committed writes of the counted rows (`Counter.version`)."""
+    return tuple(tuple(row) for row in _STAMP.rows([name]))
 
 
 def counters_reconcile(*, fix: bool = True) -> dict[str, dict[str, int]]:

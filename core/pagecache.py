@@ -74,7 +74,7 @@ class StampedPages:
         if connections[using].in_atomic_block:
             self._count("bypass")
             return Entry(read())
-        _total, stamp = counters.state_of(self.counter)
+        stamp = counters.stamp_of(self.counter)
         kept = (stamp, key)
         with self._lock:
             entry = self._entries.get(kept)
@@ -84,7 +84,7 @@ class StampedPages:
             self._count("hit")
             return entry
         page = read()
-        if counters.state_of(self.counter)[1] != stamp:
+        if counters.stamp_of(self.counter) != stamp:
             self._count("moved")  # written meanwhile: served, not kept
             return Entry(page)
         entry = Entry(page, self, kept)

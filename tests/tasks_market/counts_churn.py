@@ -115,22 +115,22 @@ def _walk_by_cursor() -> bool:
 
 
 def _stamp_moves(poster) -> bool:
-    """The count's stamp (core.counters.state_of) changes with a create, a change in place and a move out,
+    """The count's stamp (core.counters.stamp_of) changes with a create, a change in place and a move out,
     and not with a write to a row it does not count."""
     from core import counters
     from tasks_market.counters import OPEN_TASKS
     from tasks_market.models import Task, TaskStatus
     from tests.tasks_market.factories import TaskFactory
 
-    stamps = [counters.state_of(OPEN_TASKS)[1]]
+    stamps = [counters.stamp_of(OPEN_TASKS)]
     task = TaskFactory(poster=poster)
-    stamps.append(counters.state_of(OPEN_TASKS)[1])
+    stamps.append(counters.stamp_of(OPEN_TASKS))
     Task.objects.filter(pk=task.pk).update(title="renamed")
-    stamps.append(counters.state_of(OPEN_TASKS)[1])
+    stamps.append(counters.stamp_of(OPEN_TASKS))
     Task.objects.filter(pk=task.pk).update(status=TaskStatus.CANCELLED)
-    stamps.append(counters.state_of(OPEN_TASKS)[1])
+    stamps.append(counters.stamp_of(OPEN_TASKS))
     Task.objects.filter(pk=task.pk).update(title="not counted")
-    return len(set(stamps)) == 4 and counters.state_of(OPEN_TASKS)[1] == stamps[-1]
+    return len(set(stamps)) == 4 and counters.stamp_of(OPEN_TASKS) == stamps[-1]
 
 
 def _kept_pages_follow_writes(poster) -> bool:
