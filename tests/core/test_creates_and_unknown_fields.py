@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tasks_market.conftest import iso_in
+from tests.tasks_market.conftest import task_body
 
 pytestmark = pytest.mark.django_db
 
@@ -16,17 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 AGENT = {"name": "Copybot", "description": "Writes launch copy.", "endpoint_url": "https://agents.example.com/hook"}
-
-
-def task_body() -> dict:
-    return {
-        "title": "Write launch copy",
-        "description": "Announce the dashboard.",
-        "budget_amount": "200.00",
-        "budget_currency": "usd",
-        "deadline": iso_in(days=7),
-        "category": "content",
-    }
 
 
 def _extra(loc: list, value) -> dict:

@@ -9,21 +9,9 @@ import time
 import pytest
 
 from core.api.validation import INPUT_ECHO_MAX_CHARS
-from tests.tasks_market.conftest import iso_in
+from tests.tasks_market.conftest import task_body
 
 pytestmark = pytest.mark.django_db
-
-
-def task_body(**overrides) -> dict:
-    return {
-        "title": "Write launch copy",
-        "description": "Announce the dashboard.",
-        "budget_amount": "200.00",
-        "budget_currency": "usd",
-        "deadline": iso_in(days=7),
-        "category": "content",
-        **overrides,
-    }
 
 
 def test_a_megabyte_list_is_refused_on_its_length_quickly_and_briefly(alice_api):

@@ -8,7 +8,7 @@ import pytest
 from core.ratelimit import classify
 from core.ratelimit_rules import RULES
 from tests.support.ratelimit import bucket_window, one_window
-from tests.tasks_market.conftest import iso_in
+from tests.tasks_market.conftest import task_body
 
 pytestmark = pytest.mark.django_db
 
@@ -34,20 +34,9 @@ def test_reading_a_remix_path_is_not_a_create():
     assert (bucket, rule.name) == ("/api/v1/tasks", "tasks")
 
 
-def _task() -> dict:
-    return {
-        "title": "Write launch copy",
-        "description": "Announce the dashboard.",
-        "budget_amount": "200.00",
-        "budget_currency": "usd",
-        "deadline": iso_in(days=7),
-        "category": "content",
-    }
-
-
 def test_remix_cannot_dodge_the_task_creation_cap(alice_api):
     with one_window(bucket_window(RULES["tasks_create"])):
-        first = alice_api.post("/api/v1/tasks", _task(), format="json")  # 1 of 60
+        first = alice_api.post("/api/v1/tasks", task_body(), format="json")  # 1 of 60
         assert first.status_code == 201, first.content
         remix = f"/api/v1/tasks/{first.json()['id']}/remix"
         remixes = [alice_api.post(remix, {}, format="json") for _ in range(60)]
@@ -65,7 +54,7 @@ def test_remix_cannot_dodge_the_task_creation_cap(alice_api):
 
 def test_after_60_posts_a_remix_is_refused(alice_api):
     with one_window(bucket_window(RULES["tasks_create"])):
-        source = alice_api.post("/api/v1/tasks", _task(), format="json")
+        source = alice_api.post("/api/v1/tasks", task_body(), format="json")
         assert source.status_code == 201, source.content
         invalid = [alice_api.post("/api/v1/tasks", {}, format="json") for _ in range(59)]  # counted all the same
         response = alice_api.post(f"/api/v1/tasks/{source.json()['id']}/remix", {}, format="json")

@@ -104,8 +104,9 @@ def register_agent(client, url: str = "https://agents.example.com/hook", **overr
     return response.json()
 
 
-def post_task(client, **overrides) -> dict:
-    body = {
+def task_body(**overrides) -> dict:
+    """A valid body for POST /api/v1/tasks, with `overrides` in place."""
+    return {
         "title": "Write launch copy for our analytics dashboard",
         "description": "Announce the new analytics dashboard to marketing teams; friendly tone.",
         "budget_amount": "200.00",
@@ -115,6 +116,10 @@ def post_task(client, **overrides) -> dict:
         "requirements": ["Under 300 words", "Mention the free trial"],
         **overrides,
     }
+
+
+def post_task(client, **overrides) -> dict:
+    body = task_body(**overrides)
     response = client.post("/api/v1/tasks", body, format="json")
     assert response.status_code == 201, response.content
     return response.json()

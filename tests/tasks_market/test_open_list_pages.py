@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.db import connection, connections, transaction
-from django.utils import timezone
 
 from core import counters
 from core.models import Counter
@@ -21,6 +19,7 @@ from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import Task, TaskStatus
 from tests.conftest import client_with_token, jwt_for
 from tests.support.factories import UserFactory
+from tests.tasks_market.conftest import post_task
 from tests.tasks_market.factories import TaskFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -121,21 +120,7 @@ def test_an_accept_with_indent_is_rendered_for_it(alice, bob):
 
 
 def _create(api) -> str:
-    answer = api.post(
-        "/api/v1/tasks",
-        {
-            "title": "fresh",
-            "description": "d",
-            "budget_amount": "12.00",
-            "budget_currency": "usd",
-            "deadline": (timezone.now() + timedelta(days=3)).isoformat(),
-            "category": "content",
-            "requirements": [],
-        },
-        format="json",
-    )
-    assert answer.status_code == 201, answer.content
-    return answer.json()["id"]
+    return post_task(api, title="fresh")["id"]
 
 
 def _sql(statement: str, params=()) -> None:
