@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 SPECTRAL := tools/openapi-lint/node_modules/.bin/spectral
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run info serve release bench profile test lint format check clean browser-deps
+.PHONY: run info serve release bench profile test test-fast system-deps lint format check clean
 
 ## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults).
 ## `exec`: the recipe's shell becomes scripts/supervise.py, so make's SIGTERM reaches it and make waits for it.
@@ -48,13 +48,24 @@ PROFILE_ARGS ?=
 profile: $(VENV)/.deps-dev
 	$(PY) scripts/testenv.py -- $(PY) bench/profile.py $(PROFILE_ARGS)
 
-## test: the whole suite on throw-away PostgreSQL and Redis (installed with apt-get when absent), in
-## TEST_WORKERS pytest-xdist workers, each with its own test database and Redis database. The tests on one
+## test: the whole suite on throw-away PostgreSQL and Redis, in TEST_WORKERS pytest-xdist workers, each with its
+## own test database and Redis database. Every Debian package the suite uses is installed first, in one apt-get
+## run (system-deps), so no test installs anything while another holds dpkg's lock. The tests on one
 ## `make run` / `make serve` server share a worker (--dist loadgroup, tests/e2e/conftest.py). More workers
 ## than cores: a serial run keeps a third of one core busy, the rest is waiting on servers and subprocesses.
 TEST_WORKERS ?= 4
-test: $(VENV)/.deps-dev browser-deps $(SPECTRAL)
+test: $(VENV)/.deps-dev system-deps $(SPECTRAL)
 	$(PY) scripts/testenv.py -- $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+## test-fast: the inner loop: everything but the outside-in tests (e2e: real `make run` / `make serve`
+## servers) and the live fuzzing; `make test` stays the whole suite, the one CI runs.
+test-fast: $(VENV)/.deps-dev system-deps $(SPECTRAL)
+	$(PY) scripts/testenv.py -- $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not e2e and not fuzz" $(PYTEST_ARGS)
+
+## system-deps: the Debian packages the suite uses (scripts/testenv.py SYSTEM_PACKAGES: PostgreSQL, Redis,
+## HAProxy, Prometheus, Chromium and its driver, Node.js and npm), the missing ones in one apt-get run.
+system-deps:
+	@$(PYTHON) scripts/testenv.py --install
 
 ## lint: ruff
 lint: $(VENV)/.deps-dev
@@ -82,17 +93,9 @@ $(VENV)/.deps-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 	$(PY) -m pip install --progress-bar off -r requirements-dev.txt
 	touch $@ $(VENV)/.deps-run
 
-# The browser test (tests/ops/test_browser.py) drives Debian's Chromium through Playwright; Playwright's
-# own browser download is never used.
-browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium"; apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver </dev/null; }
-
 # Spectral lints the served /openapi.json with its `spectral:oas` ruleset (tests/test_openapi_lint.py); pinned by
-# tools/openapi-lint/package-lock.json. Node.js and npm come from Debian when absent.
-$(SPECTRAL): tools/openapi-lint/package.json tools/openapi-lint/package-lock.json
-	@command -v npm >/dev/null 2>&1 || { echo "installing nodejs and npm"; apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm </dev/null; }
+# tools/openapi-lint/package-lock.json. Node.js and npm come from Debian (system-deps).
+$(SPECTRAL): tools/openapi-lint/package.json tools/openapi-lint/package-lock.json | system-deps
 	cd tools/openapi-lint && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 

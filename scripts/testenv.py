@@ -3,14 +3,21 @@
 
     scripts/testenv.py -- .venv/bin/python -m pytest
 
-Unless DATABASE_URL / REDIS_URL are already set, this installs the Debian packages when they are
-missing (as root, with apt-get), starts each server on a free loopback port in a temporary
-directory, exports the URLs to the command, and removes everything afterwards. The exit status
+Unless DATABASE_URL / REDIS_URL are already set, this starts each server on a free loopback port in a
+temporary directory, exports the URLs to the command, and removes everything afterwards. The exit status
 is the command's.
+
+    scripts/testenv.py --install
+
+installs, in one apt-get run before any test starts, every Debian package the suite uses that is missing
+(`SYSTEM_PACKAGES`): `make test` runs it first, so no test worker installs anything while another holds
+dpkg's lock. An install that still happens on demand (a script run alone) takes `INSTALL_LOCK` and waits
+for dpkg's own lock instead of failing on it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import shutil
@@ -38,18 +45,80 @@ def is_root() -> bool:
     return os.geteuid() == 0
 
 
+# What the suite runs, by the command that must exist and the Debian package that brings it. Node.js and
+# npm lint the schema (tools/openapi-lint); Chromium drives the browser tests (never Playwright's download).
+SYSTEM_PACKAGES: dict[str, str] = {
+    "initdb": "postgresql",
+    "redis-server": "redis-server",
+    "haproxy": "haproxy",
+    "prometheus": "prometheus",
+    "chromium": "chromium",
+    "chromedriver": "chromium-driver",
+    "node": "nodejs",
+    "npm": "npm",
+}
+INSTALL_LOCK = "/var/lock/brandmarket-testenv-apt.lock"
+DPKG_LOCK_WAIT = ["-o", "DPkg::Lock::Timeout=600"]  # seconds apt-get waits for another holder of dpkg's lock
+
+
+def command_exists(name: str) -> bool:
+    if name == "initdb":
+        return postgres_bindir() is not None
+    return bool(shutil.which(name)) or os.path.exists(f"/usr/sbin/{name}")  # haproxy: sbin is not on every PATH
+
+
+def missing_packages(packages: tuple[str, ...] | None = None) -> list[str]:
+    """The packages (of `packages`, default all) whose command is not installed."""
+    wanted = set(packages or SYSTEM_PACKAGES.values())
+    present = {package for command, package in SYSTEM_PACKAGES.items() if command_exists(command)}
+    return sorted(wanted - present)
+
+
+@contextmanager
+def install_lock():
+    """One apt-get at a time among this project's processes (xdist workers, scripts run beside a suite)."""
+    os.makedirs(os.path.dirname(INSTALL_LOCK), exist_ok=True)
+    with open(INSTALL_LOCK, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def apt_install(*packages: str) -> None:
+    """Install what of `packages` is still missing once the lock is ours (another process may have
+    installed it while this one waited)."""
     if not is_root():
         sys.exit(f"[testenv] missing {' '.join(packages)}: install them, or set DATABASE_URL/REDIS_URL")
-    log(f"installing {' '.join(packages)} with apt-get")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, stdin=subprocess.DEVNULL)
-    subprocess.run(
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
-        check=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    with install_lock():
+        missing = missing_packages(packages)
+        if not missing:
+            return
+        log(f"installing {' '.join(missing)} with apt-get (one run)")
+        started = time.monotonic()
+        subprocess.run(["apt-get", *DPKG_LOCK_WAIT, "update", "-qq"], check=True, env=env, stdin=subprocess.DEVNULL)
+        subprocess.run(
+            ["apt-get", *DPKG_LOCK_WAIT, "install", "-y", "-qq", "--no-install-recommends", *missing],
+            check=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        log(f"installed {' '.join(missing)} in {time.monotonic() - started:.0f} s")
+
+
+def install_all() -> int:
+    """Every missing package of SYSTEM_PACKAGES in one apt-get run; nothing when all are there."""
+    missing = missing_packages()
+    if missing:
+        apt_install(*missing)
+    still = missing_packages()
+    if still:
+        log(f"still missing: {' '.join(still)}")
+        return 1
+    log("system packages present: " + ", ".join(sorted(set(SYSTEM_PACKAGES.values()))))
+    return 0
 
 
 def postgres_bindir() -> str | None:
@@ -211,10 +280,12 @@ def redis():
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--install"]:
+        return install_all()
     if "--" in argv:
         argv = argv[argv.index("--") + 1 :]
     if not argv:
-        sys.exit("usage: testenv.py -- COMMAND [ARGS...]")
+        sys.exit("usage: testenv.py -- COMMAND [ARGS...] | testenv.py --install")
     env = dict(os.environ)
     with ExitStack() as stack:
         if not env.get("DATABASE_URL"):
