@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from django.conf import settings
@@ -43,7 +44,11 @@ class JSONParser(parsers.JSONParser):
                 ]
             )
         try:
-            data = json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        except _OutOfRange as exc:
+            raise RequestValidationError(
+                [error("json_invalid", ["body", text.find(exc.literal)], "JSON decode error", {}, {"error": str(exc)})]
+            ) from exc
         except RecursionError as exc:  # a backstop: _too_deep should have refused it already
             raise RequestValidationError(
                 [error("json_invalid", ["body", 0], "JSON decode error", {}, {"error": "nesting too deep"})]
@@ -110,3 +115,18 @@ def _unstorable_text(text: str) -> tuple[int, str] | None:
 def _reject_constant(name: str):
     # NaN and Infinity are not JSON; Python's parser accepts them unless told otherwise.
     raise ValueError(f"Expecting value: {name} is not valid JSON")
+
+
+class _OutOfRange(ValueError):
+    def __init__(self, literal: str) -> None:
+        super().__init__(f"number out of range: {literal[:32]}")
+        self.literal = literal
+
+
+def _finite_float(literal: str) -> float:
+    # `1e400` is valid JSON that a double cannot hold: Python reads it as inf, which no field accepts and no
+    # JSON answer can carry (a 422 echoing it could not be rendered), so it is refused where it stands.
+    value = float(literal)
+    if math.isinf(value):
+        raise _OutOfRange(literal)
+    return value

@@ -215,3 +215,29 @@ def test_surrogate_pairs_and_escaped_backslashes_are_fine(api):
     response = api.post("/api/v1/auth/token", body, content_type="application/json")
 
     assert response.status_code == 401  # parsed and validated; just wrong credentials
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "offset", "literal"),
+    [
+        ("/api/v1/tasks", '{"title": "t", "budget_amount": 1e400}', 32, "1e400"),
+        ("/api/v1/ads/simulate", '{"budgets": [-2.5E+999]}', 13, "-2.5E+999"),
+    ],
+)
+def test_a_number_no_double_holds_is_json_invalid_not_a_500(alice_api, path, body, offset, literal):
+    """`1e400` is valid JSON but infinite as a float: refused where it stands, and nothing is created."""
+    from tasks_market.models import Task
+
+    response = alice_api.post(path, body, content_type="application/json")
+
+    assert response.status_code == 422, response.content
+    assert response.json()["detail"] == [
+        {
+            "type": "json_invalid",
+            "loc": ["body", offset],
+            "msg": "JSON decode error",
+            "input": {},
+            "ctx": {"error": f"number out of range: {literal}"},
+        }
+    ]
+    assert not Task.objects.exists()
