@@ -7,6 +7,7 @@ import re
 import uuid
 
 from django.http import JsonResponse
+from django.utils.cache import patch_vary_headers
 
 from core import dberrors, ratelimit
 from core.clientaddr import client_ip, is_trusted
@@ -36,6 +37,24 @@ class RequestIdMiddleware:
         finally:
             request_id_var.reset(token)
         response["X-Request-ID"] = request.request_id
+        return response
+
+
+class PrivateApiResponseMiddleware:
+    """Every `/api/` answer is for one caller: `Cache-Control: no-store` (tokens, keys, per-user bodies and
+    the errors about them never sit in a shared or browser cache) and `Vary: Authorization`, unless a view
+    chose its own caching. Outermost but for the request id, so 429s and 503s carry it too
+    (docs/decisions.md#caching-of-api-responses)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path_info.startswith("/api/"):
+            if not response.has_header("Cache-Control"):
+                response["Cache-Control"] = "no-store"
+            patch_vary_headers(response, ("Authorization",))
         return response
 
 

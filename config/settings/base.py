@@ -51,6 +51,7 @@ MIDDLEWARE = [
     # scheme are settled, plain HTTP is refused before anything else runs, then the rate limit is
     # counted, then Django proper.
     "core.middleware.RequestIdMiddleware",
+    "core.middleware.PrivateApiResponseMiddleware",
     "core.middleware.DatabaseUnavailableMiddleware",
     "core.middleware.ClientAddressMiddleware",
     "core.middleware.HttpsRequiredMiddleware",
