@@ -48,15 +48,22 @@ class EmailTaken(Conflict):
     default_message = "A user with this e-mail address already exists."
 
 
-def user_create(*, email: str, password: str, is_staff: bool = False, credits: int | None = None) -> User:
-    """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger."""
+def user_create(
+    *, email: str, password: str, is_staff: bool = False, is_superuser: bool = False, credits: int | None = None
+) -> User:
+    """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger. Staff is not
+    a superuser: it has only the permissions given to it or its groups; a superuser is always staff too."""
     email = normalise_email(email)
     if User.objects.filter(email=email).exists():
         raise EmailTaken()
     try:
         with transaction.atomic():
             user = User.objects.create_user(
-                email, password, is_staff=is_staff, is_superuser=is_staff, credits=credits or 0
+                email,
+                password,
+                is_staff=is_staff or is_superuser,
+                is_superuser=is_superuser,
+                credits=credits or 0,
             )
             if credits is None:
                 credits_grant_signup(user=user)

@@ -13,23 +13,40 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.support.probe_urls"
 
 
 def test_create_user_and_api_key():
+    created = StringIO()
     call_command(
-        "create_user",
-        "Ops@Example.com",
-        "--password",
-        "correct horse battery",
-        "--staff",
-        "--credits",
-        "7",
-        stdout=StringIO(),
+        "create_user", "Ops@Example.com", "--password", "correct horse battery", "--credits", "7", stdout=created
     )
     out = StringIO()
     call_command("create_api_key", "ops@example.com", "--name", "deploy", stdout=out)
 
     user = User.objects.get(email="ops@example.com")
-    assert user.is_staff and user.credits == 7
+    assert (user.is_staff, user.is_superuser, user.credits) == (False, False, 7)
+    assert created.getvalue() == f"Created user (not staff) ops@example.com ({user.id}).\n"
     raw = out.getvalue().strip().splitlines()[-1]
     assert client_with_token(raw).get(PROBE).status_code == 200
+
+
+def test_create_user_staff_is_not_a_superuser():
+    out = StringIO()
+    call_command("create_user", "staff@example.com", "--password", "correct horse battery", "--staff", stdout=out)
+
+    user = User.objects.get(email="staff@example.com")
+    assert (user.is_staff, user.is_superuser) == (True, False)
+    assert not user.get_all_permissions()
+    assert out.getvalue() == (
+        f"Created staff user (not a superuser; no admin permissions until given some) staff@example.com ({user.id}).\n"
+    )
+
+
+@pytest.mark.parametrize("flags", [["--superuser"], ["--superuser", "--staff"]])
+def test_create_user_superuser_is_staff_too(flags):
+    out = StringIO()
+    call_command("create_user", "root@example.com", "--password", "correct horse battery", *flags, stdout=out)
+
+    user = User.objects.get(email="root@example.com")
+    assert (user.is_staff, user.is_superuser) == (True, True)
+    assert out.getvalue() == f"Created superuser (staff, every permission) root@example.com ({user.id}).\n"
 
 
 def test_create_user_refuses_a_duplicate_and_a_weak_password(alice):

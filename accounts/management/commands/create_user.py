@@ -4,22 +4,38 @@ from accounts.services import EmailTaken, password_problems, user_create
 
 
 class Command(BaseCommand):
-    help = "Create a user who logs in by e-mail."
+    help = "Create a user who logs in by e-mail: a plain user, staff (--staff) or a superuser (--superuser)."
 
     def add_arguments(self, parser):
         parser.add_argument("email")
         parser.add_argument("--password", required=True)
-        parser.add_argument("--staff", action="store_true", help="Staff: admin site and staff-only endpoints.")
+        parser.add_argument(
+            "--staff",
+            action="store_true",
+            help="Staff, not a superuser: the staff-only API endpoints and the admin login; in the admin it sees "
+            "only what its permissions and groups allow (none until a superuser gives some).",
+        )
+        parser.add_argument(
+            "--superuser",
+            action="store_true",
+            help="A superuser (implies --staff): every permission in the admin, including changing users.",
+        )
         parser.add_argument("--credits", type=int, default=0, help="Starting image-generation credits.")
 
-    def handle(self, *args, email, password, staff, credits, **options):
+    def handle(self, *args, email, password, staff, superuser, credits, **options):
         if credits < 0:
             raise CommandError("--credits cannot be negative.")
         problems = password_problems(password=password, email=email)
         if problems:
             raise CommandError("Password refused: " + " ".join(problems))
         try:
-            user = user_create(email=email, password=password, is_staff=staff, credits=credits)
+            user = user_create(email=email, password=password, is_staff=staff, is_superuser=superuser, credits=credits)
         except EmailTaken as exc:
             raise CommandError(exc.message) from exc
-        self.stdout.write(f"Created {'staff ' if staff else ''}user {user.email} ({user.id}).")
+        if user.is_superuser:
+            made = "superuser (staff, every permission)"
+        elif user.is_staff:
+            made = "staff user (not a superuser; no admin permissions until given some)"
+        else:
+            made = "user (not staff)"
+        self.stdout.write(f"Created {made} {user.email} ({user.id}).")

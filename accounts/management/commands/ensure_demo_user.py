@@ -1,10 +1,9 @@
 import secrets
 
 from django.conf import settings
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import ApiKey, User, normalise_email
@@ -12,18 +11,52 @@ from accounts.services import api_key_create
 
 DEMO_EMAIL = "demo@example.com"
 DEMO_KEY_NAME = "make run"
-# The demo user is staff, not a superuser: it gets every permission on the project's own models, so the
-# whole admin works, but users only to look at. Changing a user would let it tick `is_superuser` on
-# itself; with view only it cannot raise its own rights.
-ADMIN_APPS = ("core", "accounts", "brands", "tasks_market", "teams", "assistant", "webhooks_app", "scrapers")
-VIEW_ONLY_MODELS = ("user",)
+DEMO_STAFF_GROUP = "Demo staff"
+
+VIEW = ("view",)
+ALL = ("view", "add", "change", "delete")
+# The demo user is staff, not a superuser: its rights are the named permissions of the "Demo staff" group,
+# per app of the project (every model in it) or per model ("app_label.model", which overrides its app).
+# Nothing of django.contrib.auth, and users only to look at: changing a user or a group would let it raise
+# its own rights (tick `is_superuser`). Nothing of simplejwt's token_blacklist: its rows are every session's
+# refresh token. An app of the project whose models are in the admin but not here is a page the demo user
+# gets 403 on (tests/accounts/test_demo_staff.py opens every change list).
+DEMO_STAFF_GRANTS: dict[str, tuple[str, ...]] = {
+    "core": ALL,  # rate-limit overrides
+    "accounts": ALL,  # API keys (revoke)
+    "accounts.user": VIEW,
+    "brands": ALL,
+    "tasks_market": ALL,  # payments (refund), deliveries (resolve a dispute), dispute resolutions (finish)
+    "teams": ALL,  # unsubscribe, reactivate
+    "assistant": ALL,  # credit adjustments
+    "webhooks_app": ALL,  # re-process an inbound event, replay a delivery
+    "scrapers": ALL,  # refresh a snapshot
+    "payments": VIEW,  # earnings, payouts, chargebacks, the ledger: read-only, money moves by the actions above
+}
 
 
-def demo_permissions():
-    view_only = Q(content_type__app_label="accounts", content_type__model__in=VIEW_ONLY_MODELS)
-    return Permission.objects.filter(content_type__app_label__in=ADMIN_APPS).exclude(
-        view_only & ~Q(codename__startswith="view_")
+def _granted(permission: Permission) -> bool:
+    content_type = permission.content_type
+    actions = DEMO_STAFF_GRANTS.get(
+        f"{content_type.app_label}.{content_type.model}", DEMO_STAFF_GRANTS.get(content_type.app_label, ())
     )
+    return permission.codename in {f"{action}_{content_type.model}" for action in actions}
+
+
+def demo_staff_permissions() -> list[Permission]:
+    """The permissions DEMO_STAFF_GRANTS names (those of the installed models: created by migrate)."""
+    apps = {target.partition(".")[0] for target in DEMO_STAFF_GRANTS}
+    candidates = Permission.objects.filter(content_type__app_label__in=apps).select_related("content_type")
+    return [permission for permission in candidates if _granted(permission)]
+
+
+def demo_staff_join(user: User) -> None:
+    """Put the user in the "Demo staff" group, created or brought in line with DEMO_STAFF_GRANTS (idempotent);
+    the group is its only source of rights."""
+    group, _ = Group.objects.get_or_create(name=DEMO_STAFF_GROUP)
+    group.permissions.set(demo_staff_permissions())
+    user.groups.add(group)
+    user.user_permissions.clear()  # an older `make run` granted them to the user one by one
 
 
 class Command(BaseCommand):
@@ -41,10 +74,10 @@ class Command(BaseCommand):
             user.set_password(password)
             user.is_staff, user.is_superuser = True, False
             user.save(update_fields=["password", "is_staff", "is_superuser"])
-        user.user_permissions.set(demo_permissions())
+        demo_staff_join(user)
         # One live `make run` key at a time: the previous run's key is revoked.
         ApiKey.objects.active().filter(user=user, name=DEMO_KEY_NAME).update(revoked_at=timezone.now())
         issued = api_key_create(user=user, name=DEMO_KEY_NAME)
-        self.stdout.write(f"Demo user:  {DEMO_EMAIL} (staff: the admin, not a superuser)")
+        self.stdout.write(f'Demo user:  {DEMO_EMAIL} (staff in the "{DEMO_STAFF_GROUP}" group, not a superuser)')
         self.stdout.write(f"Password:   {password}")
         self.stdout.write(f"API key:    {issued.raw}")

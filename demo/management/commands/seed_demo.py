@@ -26,7 +26,7 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
-from accounts.management.commands.ensure_demo_user import DEMO_EMAIL
+from accounts.management.commands.ensure_demo_user import DEMO_EMAIL, demo_staff_join
 from accounts.models import User
 from accounts.services import user_create
 from assistant.models import AssistantMessage
@@ -151,6 +151,7 @@ class Command(BaseCommand):
         user = User.objects.filter(email__iexact=DEMO_EMAIL).first()
         if user is None:  # the same user `manage.py ensure_demo_user` creates, without issuing a key
             user = user_create(email=DEMO_EMAIL, password=self.password, is_staff=True, credits=100)
+            demo_staff_join(user)
         self.progress.advance("demo user")
         return user
 
