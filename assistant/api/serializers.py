@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from assistant.domain.catalogue import ATTACHMENT_TYPES, CHANNEL_CHOICES, IMAGE_PROVIDERS, OBJECTIVE_CHOICES, TONES
 from assistant.domain.image_models import IMAGE_MODELS, MODEL_IDS
 from assistant.models import AssistantMessage, CreditTopUp, CreditTransaction
 from core.api.fields import BlankAsNullField, checkout_return_url
+from payments.providers import PROVIDERS
 
 # --- Assistant ---------------------------------------------------------------------------------------
 
@@ -87,6 +89,7 @@ class CreditTopUpInput(serializers.Serializer):
 class CreditTopUpPaymentSerializer(serializers.ModelSerializer):
     """The marketplace's payment shape, for a credit pack."""
 
+    provider = serializers.ChoiceField(choices=PROVIDERS)
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
     checkout_url = BlankAsNullField(help_text="The provider's hosted page where you pay, or null.")
@@ -213,6 +216,8 @@ class TaglineInput(serializers.Serializer):
     count = serializers.IntegerField(min_value=1, max_value=10, default=5)
 
 
+# Not "Taglines": a generated client's model named like its own `taglines` field shadows it.
+@extend_schema_serializer(component_name="SignatureTaglines")
 class TaglinesSerializer(serializers.Serializer):
     brand_name = serializers.CharField()
     tone = serializers.ChoiceField(choices=list(TONES))

@@ -45,7 +45,8 @@ SPECTACULAR_SETTINGS = {
         "see the `X-RateLimit-*` headers. JSON strings may not contain U+0000 (refused as `json_invalid`). "
         "The guide to the flows and the rules behind them is at [/docs/guide](/docs/guide)."
     ),
-    "VERSION": "0.1.0",
+    # The API's version, as in its paths (/api/v1): a generated client is versioned by it.
+    "VERSION": "1.0.0",
     "OAS_VERSION": "3.1.0",
     # The contact's URL (this server's /docs/guide) and `servers` (the request's own origin) are filled in
     # per request by core.api.schema.add_servers_and_contact.
@@ -107,9 +108,11 @@ SPECTACULAR_SETTINGS = {
         "CreditTransactionKindEnum": "assistant.models.CreditTransaction.Kind",
         "JudgementStatusEnum": "tasks_market.models.market.JudgementStatus",
         "WebhookEventTypeEnum": "webhooks_app.events.EVENT_TYPES",
+        "PaymentProviderEnum": "payments.providers.PROVIDERS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.api.schema.drop_plain_choice_lists",
         "core.api.schema.mark_public_operations",
         "core.api.schema.add_servers_and_contact",
     ],

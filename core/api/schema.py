@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular import openapi
 from drf_spectacular.drainage import has_override
 from drf_spectacular.plumbing import append_meta, force_instance, get_doc
@@ -189,6 +191,15 @@ class AutoSchema(openapi.AutoSchema):
             schema = _merged(schema, extra)
         return schema
 
+    def _get_request_for_media_type(self, serializer, direction="request"):
+        """A body is required when the server refuses one without it: drf-spectacular looks only at the
+        fields' `required`, so a serializer whose `openapi_extra` requires a field in every branch of its
+        `anyOf`/`oneOf` makes its body required too (docs/decisions.md#api-documents)."""
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        extra = getattr(force_instance(serializer), "openapi_extra", None) or {}
+        branches = extra.get("anyOf") or extra.get("oneOf") or []
+        return schema, required or (bool(branches) and all(branch.get("required") for branch in branches))
+
     def _access(self) -> Access | None:
         return getattr(self.view, "access", None)
 
@@ -272,6 +283,42 @@ def mark_public_operations(result, generator, request, public):
                 operation["security"] = []
     components = result.setdefault("components", {})
     components.setdefault("schemas", {}).update(ERROR_COMPONENTS)
+    return result
+
+
+_CHOICE_LINE = re.compile(r"^\* `(?P<value>[^`]*)` - (?P<label>.*)$")
+
+
+def _without_plain_choice_list(description: str) -> str:
+    """`description` less drf-spectacular's list of choices (its last paragraph, or all of it, in lines such
+    as "* `usd` - usd") when every label only repeats its value."""
+    head, _, tail = description.rpartition("\n\n")
+    lines = [_CHOICE_LINE.match(line) for line in tail.split("\n")]
+    if all(lines) and all(_letters(line["label"]) == _letters(line["value"]) for line in lines):
+        return head
+    return description
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def drop_plain_choice_lists(result, generator, request, public):
+    """An enum's description lists its values' labels only when some label says more than its value."""
+
+    def visit(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("description"), str) and "* `" in node["description"]:
+                node["description"] = _without_plain_choice_list(node["description"])
+                if not node["description"]:
+                    del node["description"]
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(result)
     return result
 
 

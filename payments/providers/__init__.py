@@ -13,7 +13,11 @@ from payments.providers.base import Payment, PaymentProvider, PaymentStatus, Sub
 from payments.providers.local import LocalPaymentProvider
 from payments.providers.stripe import StripePaymentProvider
 
+# The names get_payment_provider knows (settings.PAYMENTS_PROVIDER), as a payment records its provider.
+PROVIDERS = (LocalPaymentProvider.name, StripePaymentProvider.name)
+
 __all__ = [
+    "PROVIDERS",
     "Payment",
     "PaymentProvider",
     "PaymentStatus",

@@ -3,6 +3,8 @@ banner `make run` prints once web, worker and beat are ready."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
@@ -10,6 +12,11 @@ from accounts.management.commands.ensure_demo_user import DEMO_EMAIL
 from demo.services import AGENT_OWNER_EMAIL
 
 RULE = "-" * 72
+
+
+def checkout_path(path: Path) -> str:
+    """`path` as the commands run from the checkout's root name it (var/...), else in full."""
+    return str(path.relative_to(settings.BASE_DIR)) if path.is_relative_to(settings.BASE_DIR) else str(path)
 
 
 class Command(BaseCommand):
@@ -20,9 +27,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, api_key: str, **options):
         origin = settings.PUBLIC_BASE_URL
+        cert = checkout_path(settings.VAR_DIR / "dev-cert.pem")  # scripts/run.sh makes it
         lines = [
             RULE,
-            f"Server:   {origin}   (self-signed certificate: curl -k)",
+            f"Server:   {origin}   (self-signed certificate: curl -k, or curl --cacert {cert})",
+            f"Clients:  SSL_CERT_FILE={cert} makes Python clients (httpx, openapi-python-client) trust it",
             f"Home:     {origin}/",
             f"API:      {origin}/api/v1/",
             f"Docs:     {origin}/docs   ReDoc: {origin}/redoc   Guide: {origin}/docs/guide",

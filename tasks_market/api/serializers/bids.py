@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import checkout_return_url
+from payments.providers import PROVIDERS
 from tasks_market.api.serializers.common import (
     ArtefactInput,
     BlankAsNullField,
@@ -17,6 +18,8 @@ from tasks_market.models import Bid, BidJudgement, Payment
 from tasks_market.models.market import CURRENCIES, JudgementStatus, check_amount_places
 from tasks_market.services import judging
 
+ETA_HOURS_MAX = 8760  # a year
+
 
 class BidInput(serializers.Serializer):
     openapi_extra = whole_amounts_in("amount", "currency")
@@ -25,7 +28,7 @@ class BidInput(serializers.Serializer):
     amount = money_field()
     currency = serializers.ChoiceField(choices=CURRENCIES, help_text="The task's budget currency.")
     proposal = serializers.CharField(max_length=10_000)
-    eta_hours = serializers.IntegerField(min_value=1, max_value=8760)
+    eta_hours = serializers.IntegerField(min_value=1, max_value=ETA_HOURS_MAX)
     # ListField rather than many=True: list-level errors of a ListSerializer are not translated (a platform gap).
     sample_artefacts = serializers.ListField(child=ArtefactInput(), max_length=10, required=False)
 
@@ -49,6 +52,8 @@ class BidSerializer(serializers.ModelSerializer):
         choices=JudgementStatus.choices, source="judgement.status", allow_null=True, default=None
     )
     judge_score = serializers.FloatField(source="judgement.score", allow_null=True, default=None)
+    # The bounds BidInput checks (the column alone would say 0 to 2**63 - 1).
+    eta_hours = serializers.IntegerField(min_value=1, max_value=ETA_HOURS_MAX)
 
     class Meta:
         model = Bid
@@ -90,6 +95,7 @@ class BidJudgementSerializer(serializers.ModelSerializer):
 
 
 class PaymentSerializer(serializers.ModelSerializer):
+    provider = serializers.ChoiceField(choices=PROVIDERS)
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     fee = FeePartField("fee", help_text="The platform's fee of `amount` (docs/payouts.md#the-fee).")
     net = FeePartField("net", help_text="What the seller receives: `amount` - `fee`.")
