@@ -7,6 +7,7 @@ from rest_framework import serializers
 from core.api.fields import checkout_return_url
 from payments.fees import quantum
 from payments.models import Earning, Payout, PayoutAccount
+from payments.providers import PROVIDERS
 
 
 def in_currency(amount, currency: str) -> str:
@@ -31,6 +32,8 @@ class PayoutAccountStartInput(serializers.Serializer):
 
 
 class PayoutAccountSerializer(serializers.ModelSerializer):
+    provider = serializers.ChoiceField(choices=PROVIDERS, read_only=True)
+
     class Meta:
         model = PayoutAccount
         fields = [
