@@ -17,6 +17,15 @@ class DomainError(Exception):
         super().__init__(self.message)
 
 
+class Forbidden(DomainError):
+    """The caller may reach the endpoint but not do this to this object (a party to a task resolving its
+    dispute: docs/decisions.md#staff-permissions)."""
+
+    status_code = 403
+    code = "permission_denied"
+    default_message = "You do not have permission to perform this action."
+
+
 class NotFound(DomainError):
     status_code = 404
     code = "not_found"

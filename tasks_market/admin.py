@@ -1,17 +1,20 @@
 """Staff views of the marketplace. Nothing here shows a signing secret or a client secret; state
-changes go through the same services as the API."""
+changes go through the same services as the API. The rows are read-only; each action needs a named Django
+permission (`allowed_permissions`), and a party to a task never decides its money: refunds and dispute
+resolutions refuse the task's poster and the winning agent's owner (docs/decisions.md#staff-permissions)."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from core.admin import BoundedCountPaginator, fixed_values_filter
-from core.errors import DomainError
+from core.errors import DomainError, Forbidden
 from tasks_market.models import (
     Agent,
     BenchmarkRun,
@@ -27,6 +30,7 @@ from tasks_market.models import (
     TaskStatus,
 )
 from tasks_market.models.market import CURRENCIES
+from tasks_market.selectors import is_party
 from tasks_market.services import agents as agent_services
 from tasks_market.services import deliveries as delivery_services
 from tasks_market.services import disputes as dispute_services
@@ -43,6 +47,23 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+def _needs(permission: str):
+    """A `has_<name>_permission` for an action's `allowed_permissions = ("<name>",)`: the user holds the Django
+    permission. The rows stay read-only whatever the user holds; "change" here is the right to act on them."""
+
+    def has_permission(self, request) -> bool:
+        return request.user.has_perm(permission)
+
+    return has_permission
+
+
+def _starts_with_help(subject: str, vendor: str | None = None) -> str:
+    """The help for a `__startswith` search (LIKE 'text%', which an index serves): PostgreSQL compares the
+    case; SQLite's LIKE (the local profile's database) ignores it for the letters A-Z."""
+    case = "ignoring the case of A-Z" if (vendor or connection.vendor) == "sqlite" else "case-sensitive"
+    return f"{subject} starts with the text ({case})."
+
+
 def _run_each(modeladmin, request, queryset, action, verb: str) -> None:
     done = 0
     for obj in queryset:
@@ -57,6 +78,8 @@ def _run_each(modeladmin, request, queryset, action, verb: str) -> None:
 @admin.register(Agent)
 class AgentAdmin(ReadOnlyAdmin):
     list_display = ("name", "owner", "endpoint_url", "benchmark_score", "benchmarked_at", "created_at")
+    # Neither filter lists values from the table: a date range, and whether a benchmark ever completed.
+    list_filter = ("created_at", ("benchmark_score", admin.EmptyFieldListFilter))
     search_fields = ("name", "owner__email", "endpoint_url")
     list_select_related = ("owner",)
     # Never the secrets: only when they were rotated.
@@ -74,8 +97,9 @@ class AgentAdmin(ReadOnlyAdmin):
         "updated_at",
     )
     actions = ["run_benchmark"]
+    has_benchmark_permission = _needs("tasks_market.add_benchmarkrun")
 
-    @admin.action(description="Run a benchmark of the selected agents")
+    @admin.action(description="Run a benchmark of the selected agents", permissions=["benchmark"])
     def run_benchmark(self, request, queryset):
         _run_each(
             self, request, queryset, lambda a: agent_services.benchmark_start(owner=a.owner, agent_id=a.id), "Queued"
@@ -107,14 +131,15 @@ class TaskAdmin(ReadOnlyAdmin):
     list_display = ("title", "poster", "status", "budget_amount", "budget_currency", "deadline", "created_at")
     list_filter = ("status", "category", fixed_values_filter("budget_currency", CURRENCIES))
     search_fields = ("title__startswith",)  # the title_prefix index
-    search_help_text = "Tasks whose title starts with the text (case-sensitive)."
+    search_help_text = _starts_with_help("Tasks whose title")
     list_select_related = ("poster",)
     paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
     show_full_result_count = False
     inlines = [BidInline]
     actions = ["cancel"]
+    has_cancel_permission = _needs("tasks_market.change_task")
 
-    @admin.action(description="Cancel the selected tasks (open or awaiting payment)")
+    @admin.action(description="Cancel the selected tasks (open or awaiting payment)", permissions=["cancel"])
     def cancel(self, request, queryset):
         _run_each(self, request, queryset, lambda t: task_services.task_cancel(task_id=t.id), "Cancelled")
 
@@ -201,10 +226,16 @@ class PaymentAdmin(ReadOnlyAdmin):
         "refund_due_at",
     )
     actions = ["refund"]
+    has_refund_permission = _needs("tasks_market.change_payment")
 
-    @admin.action(description="Refund the selected payments (disputed tasks, or released: reverses the seller's share)")
+    @admin.action(
+        description="Refund the selected payments (disputed tasks, or released: reverses the seller's share)",
+        permissions=["refund"],
+    )
     def refund(self, request, queryset):
         def refund(payment):
+            if is_party(request.user, payment.task):
+                raise Forbidden("A party to the task (its poster or the winning agent's owner) cannot refund it.")
             if payment.status == PaymentStatus.RELEASED:
                 return dispute_services.payment_refund_released(task_id=payment.task_id)
             return payment_services.payment_refund(payment_id=payment.id)
@@ -239,22 +270,30 @@ class DeliveryAdmin(ReadOnlyAdmin):
     list_display = ("task", "agent", "status", "revision_count", "attempt_count", "dispatched_at", "updated_at")
     list_filter = ("status",)
     search_fields = ("task__title__startswith",)
-    search_help_text = "Deliveries of tasks whose title starts with the text (case-sensitive)."
+    search_help_text = _starts_with_help("Deliveries of tasks whose title")
     list_select_related = ("task", "agent")
     paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
     show_full_result_count = False
     inlines = [DeliverySubmissionInline, DeliveryAttemptInline]
     actions = ["retry", "resolve"]
+    has_resolve_permission = _needs("tasks_market.add_disputeresolution")
+    has_retry_permission = _needs("tasks_market.change_delivery")
 
-    @admin.action(description="Resolve the dispute (one disputed delivery): refund, release or split")
+    @admin.action(
+        description="Resolve the dispute (one disputed delivery): refund, release or split", permissions=["resolve"]
+    )
     def resolve(self, request, queryset):
-        disputed = list(queryset.filter(task__status=TaskStatus.DISPUTED).values_list("task_id", flat=True)[:2])
+        disputed = list(queryset.filter(task__status=TaskStatus.DISPUTED).select_related("task")[:2])
         if len(disputed) != 1:
             self.message_user(request, "Select exactly one delivery of a disputed task.", level=messages.WARNING)
             return None
-        return HttpResponseRedirect(reverse("admin:tasks_market_disputeresolution_resolve", args=[disputed[0]]))
+        if is_party(request.user, disputed[0].task):
+            raise PermissionDenied(dispute_services.PARTY_REFUSED)
+        return HttpResponseRedirect(reverse("admin:tasks_market_disputeresolution_resolve", args=[disputed[0].task_id]))
 
-    @admin.action(description="Retry the dispatch of the selected deliveries (pending, failed or stuck)")
+    @admin.action(
+        description="Retry the dispatch of the selected deliveries (pending, failed or stuck)", permissions=["retry"]
+    )
     def retry(self, request, queryset):
         _run_each(
             self, request, queryset, lambda d: delivery_services.delivery_retry(task_id=d.task_id), "Queued retries of"
@@ -295,6 +334,7 @@ class DisputeResolutionAdmin(ReadOnlyAdmin):
     search_fields = ("task__title", "task__poster__email", "note", "reason")
     list_select_related = ("task", "resolved_by")
     actions = ["finish"]
+    has_resolve_permission = _needs("tasks_market.add_disputeresolution")
 
     def get_urls(self):
         own = [
@@ -309,11 +349,13 @@ class DisputeResolutionAdmin(ReadOnlyAdmin):
     def resolve_view(self, request, task_id):
         """Not wrapped in a transaction (unlike the admin's change form): the service holds no lock
         across the provider's refund."""
-        if not request.user.has_perm("tasks_market.add_disputeresolution"):
+        if not self.has_resolve_permission(request):
             raise PermissionDenied
         task = Task.objects.filter(pk=task_id).select_related("delivery").first()
         if task is None:
             raise Http404
+        if is_party(request.user, task):
+            raise PermissionDenied(dispute_services.PARTY_REFUSED)
         form = DisputeResolveForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
@@ -341,14 +383,18 @@ class DisputeResolutionAdmin(ReadOnlyAdmin):
         }
         return TemplateResponse(request, "admin/tasks_market/resolve_dispute.html", context)
 
-    @admin.action(description="Finish applying the selected resolutions")
+    @admin.action(description="Finish applying the selected resolutions", permissions=["resolve"])
     def finish(self, request, queryset):
         _run_each(
             self,
             request,
             queryset,
             lambda r: dispute_services.dispute_resolve(
-                task_id=r.task_id, outcome=r.outcome, refund_amount=r.refund_amount or None, note=r.note
+                task_id=r.task_id,
+                outcome=r.outcome,
+                refund_amount=r.refund_amount or None,
+                note=r.note,
+                staff_user=request.user,  # only for the party check: the resolution keeps who decided it
             ),
             "Applied",
         )

@@ -30,6 +30,17 @@ def visible_tasks(user) -> QuerySet[Task]:
     return Task.objects.filter(Q(status=TaskStatus.OPEN) | Q(poster=user) | Exists(selected_is_users))
 
 
+def is_party(user, task: Task) -> bool:
+    """The user is a party to the task: its poster, or the owner of the agent whose bid is selected. A party
+    never decides the task's money as staff (docs/decisions.md#staff-permissions)."""
+    if user.pk == task.poster_id:
+        return True
+    return (
+        task.selected_bid_id is not None
+        and Bid.objects.filter(Q(bidder_id=user.pk) | Q(agent__owner_id=user.pk), pk=task.selected_bid_id).exists()
+    )
+
+
 def tasks_list(user, *, scope: str, status: str | None = None) -> QuerySet[Task]:
     """`mine`: the caller's tasks; `open`: every open task (the caller's included)."""
     queryset = Task.objects.filter(poster=user) if scope == "mine" else Task.objects.filter(status=TaskStatus.OPEN)

@@ -105,6 +105,7 @@ def bob(db):
 
 @pytest.fixture
 def staff(db):
+    """A superuser: every staff permission (docs/decisions.md#staff-permissions), and a party to no task."""
     return UserFactory(email="staff@example.com", is_staff=True, is_superuser=True)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.http import QueryDict
 from django.urls import reverse
 from rest_framework import permissions, serializers, status
@@ -15,19 +16,22 @@ from rest_framework.views import APIView
 from core.access import Access
 from core.api import filters
 from core.api.converters import InvalidUUID
-from core.api.permissions import IsStaff, RejectApiKeys
+from core.api.permissions import HasRequiredPermission, IsStaff, RejectApiKeys, required_permission
 from core.api.validation import RequestValidationError, uuid_error, validate
 
 _PERMISSIONS = {
     Access.PUBLIC: (permissions.AllowAny,),
     Access.USER: (permissions.IsAuthenticated, RejectApiKeys),
     Access.USER_OR_KEY: (permissions.IsAuthenticated,),
-    Access.STAFF: (permissions.IsAuthenticated, RejectApiKeys, IsStaff),
+    # Staff, and the Django permission the view names (docs/decisions.md#staff-permissions).
+    Access.STAFF: (permissions.IsAuthenticated, RejectApiKeys, IsStaff, HasRequiredPermission),
 }
+_HANDLED_METHODS = ("get", "post", "put", "patch", "delete")
 
 
 class ApiView(APIView):
-    # Subclasses set `access`; there is deliberately no default.
+    # Subclasses set `access`; there is deliberately no default. A STAFF view also names the Django
+    # permission each of its methods needs in `required_permission` (core.api.permissions.HasRequiredPermission).
     access: Access
 
     def __init_subclass__(cls, **kwargs):
@@ -37,6 +41,10 @@ class ApiView(APIView):
             cls.permission_classes = _PERMISSIONS[access]
             if access is Access.PUBLIC:
                 cls.authentication_classes = ()
+            if access is Access.STAFF:
+                missing = [m for m in _HANDLED_METHODS if hasattr(cls, m) and not required_permission(cls, m.upper())]
+                if missing:
+                    raise ImproperlyConfigured(f"{cls.__name__}: no required_permission for {', '.join(missing)}")
 
     def get_authenticate_header(self, request: Request) -> str:
         # Public views run no authenticators, and DRF would then turn a 401 into a 403.

@@ -24,11 +24,13 @@ TAGS = ["admin scrapers"]
 
 class SnapshotListView(ApiView):
     access = Access.STAFF
+    required_permission = {"GET": "scrapers.view_snapshot", "POST": "scrapers.add_snapshot"}
 
     @extend_schema(
         operation_id="scraper_snapshots_list",
         summary="List scraping snapshots (staff)",
-        description="Newest first, as stored (the poller keeps running ones current).",
+        description="Newest first, as stored (the poller keeps running ones current). Needs the "
+        "`scrapers.view_snapshot` permission.",
         tags=TAGS,
         parameters=[PageQuery, parameters(SnapshotFilter)],
         responses=envelope(SnapshotSerializer),
@@ -47,7 +49,7 @@ class SnapshotListView(ApiView):
         operation_id="scraper_snapshots_trigger",
         summary="Trigger a scraping snapshot at the configured provider (staff)",
         description="Starts a collection of `dataset_id` over the inputs and returns the snapshot, `running`. "
-        "An unknown dataset is a 422 on `dataset_id`.",
+        "An unknown dataset is a 422 on `dataset_id`. Needs the `scrapers.add_snapshot` permission.",
         tags=TAGS,
         request=SnapshotCreateInput,
         responses={
@@ -79,6 +81,7 @@ class SnapshotListView(ApiView):
 
 class SnapshotDetailView(ApiView):
     access = Access.STAFF
+    required_permission = "scrapers.view_snapshot"
 
     @extend_schema(
         operation_id="scraper_snapshot_progress",
@@ -86,7 +89,7 @@ class SnapshotDetailView(ApiView):
         description="Asks the provider for a running snapshot's progress and stores it. When the provider "
         "cannot be asked, the stored state is returned with `live: false, stale: true`. A final snapshot "
         "(ready or failed) is answered from storage with `live: false, stale: false`. `error_message` says "
-        "why a snapshot failed.",
+        "why a snapshot failed. Needs the `scrapers.view_snapshot` permission.",
         tags=TAGS,
         responses={200: SnapshotProgressSerializer},
     )

@@ -13,6 +13,9 @@ Applied exactly once however often it is submitted, and by two staff at once:
    `cancelled` (all refunded), `dispute.resolved` announced.
 
 A provider failure leaves the resolution `applying`; submitting it again finishes it.
+
+Whoever resolves must not be a party to the task (its poster or the winning agent's owner), superuser or
+not: 403 `permission_denied` (docs/decisions.md#staff-permissions).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import InvalidState, NotFound
+from core.errors import Forbidden, InvalidState, NotFound
 from payments.fees import fee_split
 from payments.models import Earning
 from payments.payouts import earning_reverse, earning_transfer_reverse, ledger_refunded
@@ -41,12 +44,15 @@ from tasks_market.models import (
     Task,
     TaskStatus,
 )
+from tasks_market.selectors import is_party
 from tasks_market.services.deliveries import payment_release
 from tasks_market.services.errors import InvalidField
 from tasks_market.services.events import publish
 from tasks_market.services.payments import payment_record_capture
 
 logger = logging.getLogger(__name__)
+
+PARTY_REFUSED = "A party to the task (its poster or the winning agent's owner) cannot resolve its dispute."
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,8 @@ def _claim(task_id: UUID, outcome: str, refund_amount, note: str, staff_user) ->
     task = Task.objects.select_for_update().filter(pk=task_id).first()
     if task is None:
         raise NotFound()
+    if staff_user is not None and is_party(staff_user, task):
+        raise Forbidden(PARTY_REFUSED)
     payment = Payment.objects.select_for_update().filter(task=task, bid_id=task.selected_bid_id).first()
     existing = DisputeResolution.objects.filter(task=task).first()
     if existing is not None:

@@ -18,6 +18,7 @@ from demo.management.commands.seed_demo import Progress
 from tasks_market.models import DisputeResolution, PaymentStatus
 from tests.conftest import client_with_token, jwt_for
 from tests.payouts.conftest import disputed, in_review, payment_of
+from tests.support.admin import actions_of
 from tests.support.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -44,12 +45,6 @@ def demo_admin(demo) -> Client:
 @pytest.fixture
 def seller_api():
     return client_with_token(jwt_for(UserFactory(email="seller@example.com")))
-
-
-def actions_of(response) -> set[str]:
-    """The admin actions the change list offers (none: no action form)."""
-    form = response.context["action_form"]
-    return {name for name, _ in form.fields["action"].choices if name} if form else set()
 
 
 def test_the_demo_user_is_staff_by_its_group_only(demo):

@@ -384,11 +384,24 @@ def login(api: Api, email: str) -> str:
     return token.json()["access"]
 
 
-def create_user(server: Server, *, staff: bool = False, credits: int = 0) -> str:
-    """A user made on the machine with `manage.py create_user` (staff, or starting credits); its e-mail."""
+def create_user(server: Server, *, staff: bool = False, permissions: tuple[str, ...] = (), credits: int = 0) -> str:
+    """A user made on the machine with `manage.py create_user` (staff, or starting credits); its e-mail. Staff
+    reach a staff endpoint only with its Django permission ("app_label.codename", docs/decisions.md#staff-permissions),
+    given here as a superuser would in the admin's user page."""
     email = f"e2e-{uuid.uuid4().hex[:12]}@example.com"
     args = ["create_user", email, "--password", PASSWORD, "--credits", str(credits)]
     server.manage(*args, *(["--staff"] if staff else []))
+    if permissions:
+        granted = server.query(
+            "from django.contrib.auth.models import Permission\n"
+            "from accounts.models import User\n"
+            f"user = User.objects.get(email={email!r})\n"
+            f"for app_label, codename in (name.split('.') for name in {list(permissions)!r}):\n"
+            "    granted = Permission.objects.get(content_type__app_label=app_label, codename=codename)\n"
+            "    user.user_permissions.add(granted)\n"
+            "result = sorted(User.objects.get(pk=user.pk).get_all_permissions())"
+        )
+        assert granted == sorted(permissions), granted
     return email
 
 

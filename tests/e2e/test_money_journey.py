@@ -182,7 +182,7 @@ def test_a_dispute_split_refunds_the_poster_part_and_pays_the_seller_the_rest(
     assert disputed["task_status"] == "disputed"
 
     staff = httpx.Client(base_url=server.base_url, verify=False, timeout=30)
-    email = create_user(server, staff=True)
+    email = create_user(server, staff=True, permissions=("tasks_market.add_disputeresolution",))
     token = staff.post("/api/v1/auth/token", json={"email": email, "password": PASSWORD}).json()["access"]
     staff.headers["Authorization"] = f"Bearer {token}"
     decision = {"outcome": "split", "refund_amount": "50.00", "note": "Half the copy was off brief."}

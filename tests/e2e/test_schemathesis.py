@@ -35,7 +35,8 @@ def cases(stdout: str) -> int:
 def test_schemathesis_against_make_run(server, scenario: Scenario, tmp_path):
     anonymous = Api(server, scenario)
     user_token = login(anonymous, create_user(server, credits=100_000))
-    staff_token = login(anonymous, create_user(server, staff=True))
+    staff = create_user(server, staff=True, permissions=("scrapers.add_snapshot", "scrapers.view_snapshot"))
+    staff_token = login(anonymous, staff)
 
     as_user = run_schemathesis(
         server.base_url,

@@ -50,7 +50,8 @@ def test_approve_racing_the_review_window_job_releases_once(alice, alice_api, se
 
 def test_two_staff_resolving_one_dispute_apply_it_once(alice_api, seller_api, api):
     task_id = disputed(alice_api, seller_api, api)["task"]["id"]
-    staff = [client_with_token(jwt_for(UserFactory(is_staff=True))) for _ in range(2)]
+    may_resolve = ["tasks_market.add_disputeresolution"]
+    staff = [client_with_token(jwt_for(UserFactory(is_staff=True, permissions=may_resolve))) for _ in range(2)]
     body = {"outcome": "split", "refund_amount": "50.00", "note": "Half of it."}
 
     answers = run_together(

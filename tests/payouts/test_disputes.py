@@ -6,11 +6,16 @@ import json
 from decimal import Decimal
 
 import pytest
+from django.test import Client
 
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, LocalPayment
 from tasks_market.models import DisputeResolution, PaymentStatus, TaskStatus
+from tasks_market.services.disputes import PARTY_REFUSED
+from tests.conftest import client_with_token, jwt_for
 from tests.payouts.conftest import disputed, in_review, ledger_rows, payment_of, print_ledger, task_of
+from tests.support.admin import actions_of
+from tests.support.factories import UserFactory, permission_objects
 from webhooks_app.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -143,3 +148,101 @@ def test_staff_resolve_in_the_admin(alice_api, seller_api, api, admin_client):
     assert ledger.status_code == 200 and b"poster:refunds" in ledger.content
     for page in ("earning/?status=pending", "payout/", "payoutaccount/", "ledgerentry/"):
         assert admin_client.get(f"/admin/payments/{page}", secure=True).status_code == 200, page
+
+
+# Who may resolve (docs/decisions.md#staff-permissions): staff with the permission, never a party to the task.
+
+MAY_RESOLVE = ["tasks_market.add_disputeresolution"]
+
+
+def make_staff(user, *, superuser: bool = False) -> None:
+    user.is_staff, user.is_superuser = True, superuser
+    user.save(update_fields=["is_staff", "is_superuser"])
+    user.user_permissions.add(*permission_objects(MAY_RESOLVE))
+
+
+def test_staff_without_the_permission_cannot_resolve(alice_api, seller_api, api):
+    task_id = disputed(alice_api, seller_api, api)["task"]["id"]
+    viewer = UserFactory(is_staff=True, permissions=["tasks_market.view_disputeresolution"])
+
+    response = resolve(client_with_token(jwt_for(viewer)), task_id, outcome="refund_full")
+
+    assert (response.status_code, response.json()["code"]) == (403, "permission_denied")
+    assert task_of(task_id).status == TaskStatus.DISPUTED and not DisputeResolution.objects.exists()
+
+
+def test_staff_with_the_permission_resolve(alice_api, seller_api, api):
+    task_id = disputed(alice_api, seller_api, api)["task"]["id"]
+    resolver = UserFactory(is_staff=True, permissions=MAY_RESOLVE)
+
+    response = resolve(client_with_token(jwt_for(resolver)), task_id, outcome="refund_full")
+
+    assert response.status_code == 200, response.content
+    assert DisputeResolution.objects.get().resolved_by == resolver
+
+
+@pytest.mark.parametrize("superuser", [False, True])
+def test_the_poster_never_resolves_its_own_dispute(alice, alice_api, seller_api, api, superuser):
+    task_id = disputed(alice_api, seller_api, api)["task"]["id"]
+    make_staff(alice, superuser=superuser)
+
+    response = resolve(alice_api, task_id, outcome="refund_full")
+
+    assert response.status_code == 403, response.content
+    assert response.json() == {"detail": PARTY_REFUSED, "code": "permission_denied"}
+    assert task_of(task_id).status == TaskStatus.DISPUTED and not DisputeResolution.objects.exists()
+
+
+@pytest.mark.parametrize("superuser", [False, True])
+def test_the_seller_never_resolves_a_dispute_of_its_task(alice_api, seller, seller_api, api, superuser):
+    task_id = disputed(alice_api, seller_api, api)["task"]["id"]
+    make_staff(seller, superuser=superuser)
+
+    response = resolve(seller_api, task_id, outcome="release_full")
+
+    assert (response.status_code, response.json()["code"]) == (403, "permission_denied")
+    assert task_of(task_id).status == TaskStatus.DISPUTED and not DisputeResolution.objects.exists()
+
+
+def test_a_party_cannot_replay_a_resolution_either(alice, alice_api, seller_api, staff_api, api):
+    task_id = disputed(alice_api, seller_api, api)["task"]["id"]
+    assert resolve(staff_api, task_id, outcome="refund_full").status_code == 200
+    make_staff(alice, superuser=True)
+
+    assert resolve(alice_api, task_id, outcome="refund_full").status_code == 403
+
+
+def test_a_party_gets_403_from_the_admin_resolve_form_and_action(alice, alice_api, seller_api, api):
+    task_id = disputed(alice_api, seller_api, api)["task"]["id"]
+    make_staff(alice, superuser=True)
+    client = Client()
+    client.force_login(alice)
+    url = f"/admin/tasks_market/disputeresolution/resolve/{task_id}/"
+    delivery = payment_of(task_id).task.delivery
+
+    page = client.get(url, secure=True)
+    post = client.post(url, {"outcome": "refund_full", "note": "Mine."}, secure=True)
+    action = client.post(
+        "/admin/tasks_market/delivery/", {"action": "resolve", "_selected_action": [str(delivery.pk)]}, secure=True
+    )
+
+    assert (page.status_code, post.status_code, action.status_code) == (403, 403, 403)
+    assert task_of(task_id).status == TaskStatus.DISPUTED and not DisputeResolution.objects.exists()
+
+
+def test_the_admin_resolve_form_and_action_need_the_permission(alice_api, seller_api, api):
+    task_id = disputed(alice_api, seller_api, api)["task"]["id"]
+    viewer = UserFactory(
+        is_staff=True,
+        permissions=["tasks_market.view_delivery", "tasks_market.view_disputeresolution"],
+    )
+    client = Client()
+    client.force_login(viewer)
+
+    page = client.get(f"/admin/tasks_market/disputeresolution/resolve/{task_id}/", secure=True)
+    deliveries = client.get("/admin/tasks_market/delivery/", secure=True)
+    resolutions = client.get("/admin/tasks_market/disputeresolution/", secure=True)
+
+    assert page.status_code == 403
+    assert deliveries.status_code == 200 and "resolve" not in actions_of(deliveries)
+    assert resolutions.status_code == 200 and "finish" not in actions_of(resolutions)

@@ -33,7 +33,11 @@ def test_schemathesis_as_staff_finds_no_errors_on_the_scraper_operations(
 
     brightdata_server.reply = brightdata
     RateLimitOverride.objects.create(network="127.0.0.1", rule="*", limit=10_000_000, reason="fuzzing")
-    staff = UserFactory(email="fuzzing-staff@example.com", is_staff=True)
+    staff = UserFactory(
+        email="fuzzing-staff@example.com",
+        is_staff=True,
+        permissions=["scrapers.view_snapshot", "scrapers.add_snapshot"],  # docs/decisions.md#staff-permissions
+    )
     SnapshotFactory.create_batch(3)
 
     result = run_schemathesis(

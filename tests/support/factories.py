@@ -1,10 +1,20 @@
 from __future__ import annotations
 
 import factory
+from django.contrib.auth.models import Permission
 
 from accounts.models import User
 
 DEFAULT_PASSWORD = "a-long-test-password"
+
+
+def permission_objects(names) -> list:
+    """The Permission rows of "app_label.codename" names; an unknown name fails loudly."""
+    found = []
+    for name in names:
+        app_label, codename = name.split(".")
+        found.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return found
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -14,6 +24,13 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     email = factory.Sequence(lambda n: f"user{n}@example.com")
     password = factory.PostGenerationMethodCall("set_password", DEFAULT_PASSWORD)
+
+    @factory.post_generation
+    def permissions(self, create, names, **kwargs):
+        """`UserFactory(is_staff=True, permissions=["tasks_market.add_disputeresolution"])`: named Django
+        permissions ("app_label.codename"), given to the user itself."""
+        if create and names:
+            self.user_permissions.add(*permission_objects(names))
 
     @classmethod
     def _after_postgeneration(cls, instance, create, results=None):

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from payments.models import LocalPayment
 from tasks_market.models import Delivery, DeliveryAttempt, Payment, Task
+from tests.support.admin import actions_of
+from tests.support.factories import UserFactory
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory, delivering_task
 
 pytestmark = pytest.mark.django_db
@@ -90,3 +93,76 @@ def test_refund_action_only_for_disputed_tasks(admin_client):
     assert Payment.objects.get(pk=payment.pk).status == "refunded"
     assert LocalPayment.objects.get(id=payment.provider_payment_id).status == "refunded"
     assert Payment.objects.get(pk=other.pk).status == "succeeded"
+
+
+# Each action needs a named permission; a party never refunds its own task (docs/decisions.md#staff-permissions).
+
+VIEW_ALL = [f"tasks_market.view_{model}" for model in ("task", "payment", "delivery", "agent", "disputeresolution")]
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize(
+    ("page", "action", "permission"),
+    [
+        ("payment", "refund", "tasks_market.change_payment"),
+        ("delivery", "resolve", "tasks_market.add_disputeresolution"),
+        ("delivery", "retry", "tasks_market.change_delivery"),
+        ("disputeresolution", "finish", "tasks_market.add_disputeresolution"),
+        ("task", "cancel", "tasks_market.change_task"),
+        ("agent", "run_benchmark", "tasks_market.add_benchmarkrun"),
+    ],
+)
+def test_an_action_is_offered_only_with_its_permission(page, action, permission):
+    viewer = logged_in(UserFactory(is_staff=True, permissions=VIEW_ALL))
+    actor = logged_in(UserFactory(is_staff=True, permissions=[*VIEW_ALL, permission]))
+
+    seen = viewer.get(f"/admin/tasks_market/{page}/", secure=True)
+    offered = actor.get(f"/admin/tasks_market/{page}/", secure=True)
+
+    assert seen.status_code == offered.status_code == 200
+    assert action not in actions_of(seen)
+    assert action in actions_of(offered)
+
+
+def refundable_payment(**task) -> Payment:
+    disputed, _ = delivering_task(delivery_status="disputed", **task)
+    payment = Payment.objects.get(task=disputed)
+    LocalPayment.objects.create(
+        id=payment.provider_payment_id, amount_minor=15000, currency="usd", client_secret="s", status="succeeded"
+    )
+    return payment
+
+
+def test_refund_with_view_permission_only_is_refused():
+    payment = refundable_payment()
+    viewer = logged_in(UserFactory(is_staff=True, permissions=VIEW_ALL))
+
+    viewer.post(
+        "/admin/tasks_market/payment/", {"action": "refund", "_selected_action": [str(payment.id)]}, secure=True
+    )
+
+    assert Payment.objects.get(pk=payment.pk).status == "succeeded"
+    assert LocalPayment.objects.get(id=payment.provider_payment_id).status == "succeeded"
+
+
+@pytest.mark.parametrize("party", ["poster", "seller"])
+def test_a_party_cannot_refund_its_own_task_even_as_a_superuser(party):
+    poster = UserFactory()
+    payment = refundable_payment(poster=poster)
+    user = poster if party == "poster" else payment.bid.agent.owner
+    user.is_staff = user.is_superuser = True
+    user.save(update_fields=["is_staff", "is_superuser"])
+
+    client = logged_in(user)
+
+    client.post(
+        "/admin/tasks_market/payment/", {"action": "refund", "_selected_action": [str(payment.id)]}, secure=True
+    )
+
+    assert Payment.objects.get(pk=payment.pk).status == "succeeded"
+    assert "cannot refund it" in client.get("/admin/tasks_market/payment/", secure=True).content.decode()

@@ -12,7 +12,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--staff",
             action="store_true",
-            help="Staff, not a superuser: the staff-only API endpoints and the admin login; in the admin it sees "
+            help="Staff, not a superuser: the admin login and the staff-only API endpoints, where it sees and does "
             "only what its permissions and groups allow (none until a superuser gives some).",
         )
         parser.add_argument(

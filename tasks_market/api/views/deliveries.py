@@ -143,6 +143,7 @@ class DeliveryRevisionView(ApiView):
 
 class DisputeResolveView(ApiView):
     access = Access.STAFF
+    required_permission = "tasks_market.add_disputeresolution"  # docs/decisions.md#staff-permissions
 
     @extend_schema(
         operation_id="dispute_resolve",
@@ -151,7 +152,10 @@ class DisputeResolveView(ApiView):
             "`refund_full` refunds the poster and cancels the task; `release_full` releases the payment to the "
             "seller (less the platform's fee); `split` refunds `refund_amount` and releases the rest. The note is "
             "kept. Applied once: submitting the same decision again answers the same resolution; a different one "
-            "is 409 `invalid_state`, as is a task that is not `disputed`. See docs/payouts.md#disputes."
+            "is 409 `invalid_state`, as is a task that is not `disputed`. Needs the "
+            "`tasks_market.add_disputeresolution` permission, and a party to the task (its poster, or the owner of "
+            "the agent whose bid was selected) never resolves it: 403 `permission_denied`, superuser or not. See "
+            "docs/payouts.md#disputes."
         ),
         tags=TAGS,
         request=DisputeResolveInput,
