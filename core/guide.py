@@ -24,6 +24,7 @@ PAGES = {
     "": ("guide.md", "API guide"),
     "guide": ("guide.md", "API guide"),
     "index": ("README.md", "Documentation"),
+    "tour": ("tour.md", "A five-minute tour"),
     "decisions": ("decisions.md", "Decisions"),
     "operations": ("operations.md", "Operations"),
     "architecture": ("architecture.md", "Architecture"),

@@ -1,9 +1,13 @@
 """The shape of the house, kept by a test (docs/architecture.md): the product code's import graph has no
-cycle, `core` imports no domain app, and no project import hides inside a function body."""
+cycle, `core` imports no domain app, and no project import hides inside a function body; and the page says
+what the code does: its import table is the graph between apps (with its one named upward arrow), its
+rooms table is what is on disk, its signing table names every module that signs or verifies, and the
+docs name the files that hold the beat schedule."""
 
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -157,3 +161,187 @@ def test_no_project_import_hides_in_a_function_body():
                     modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module]
                     hidden += [f"{name}:{node.lineno} {m}" for m in modules if m and m.split(".")[0] in PRODUCT]
     assert hidden == []
+
+
+# --- docs/architecture.md says what the code does ------------------------------------------------------------
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+CELERY_TASK_MODULES = {f"{app}.tasks" for app in PRODUCT}
+
+
+def doc_table(heading: str, *, after: str | None = None) -> list[dict[str, str]]:
+    """The first Markdown table under `heading` in docs/architecture.md (after the line starting with
+    `after`, when given), as one dict per row keyed by the header cells."""
+    lines = ARCHITECTURE.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip("#").strip() == heading and line.startswith("#"))
+    if after is not None:
+        start = next(i for i in range(start, len(lines)) if lines[i].startswith(after))
+    rows: list[list[str]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    assert rows, f"no table under {heading!r} in docs/architecture.md"
+    header, _rule, *body = rows
+    return [dict(zip(header, row, strict=True)) for row in body]
+
+
+def named_apps(cell: str) -> set[str]:
+    return {name for name in re.findall(r"`([a-z_]+)`", cell) if name in PRODUCT}
+
+
+def app_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def app_imports() -> dict[tuple[str, str], list[str]]:
+    """(importing app, imported app) → the module arrows that make it, between the project's apps."""
+    arrows: dict[tuple[str, str], list[str]] = {}
+    for module, targets in graph().items():
+        for target in targets:
+            if app_of(module) != app_of(target):
+                arrows.setdefault((app_of(module), app_of(target)), []).append(f"{module} -> {target}")
+    return arrows
+
+
+def allowed_imports() -> dict[tuple[str, str], bool]:
+    """The import table of docs/architecture.md: (app, app it may import) → whether it is a known exception."""
+    exceptions = {
+        (app_of(next(iter(named_apps(row["From"])))), next(iter(named_apps(row["To"]))))
+        for row in doc_table("What each app may import", after="Known exceptions")
+    }
+    table = doc_table("What each app may import")
+    assert {next(iter(named_apps(row["App"]))) for row in table} == set(PRODUCT), "one row per app of the project"
+    return {
+        (next(iter(named_apps(row["App"]))), target): (next(iter(named_apps(row["App"]))), target) in exceptions
+        for row in table
+        for target in named_apps(row["May import"])
+    }
+
+
+def app_rows() -> dict[str, int]:
+    return {next(iter(named_apps(row["App"]))): int(row["Row"]) for row in doc_table("What each app may import")}
+
+
+def test_every_import_between_apps_is_in_the_architecture_table():
+    allowed = allowed_imports()
+    actual = app_imports()
+
+    not_allowed = sorted(f"{a} -> {b}: {', '.join(sorted(actual[a, b]))}" for a, b in actual if (a, b) not in allowed)
+    assert not_allowed == [], "imports docs/architecture.md does not allow (add a row, or move the code)"
+    stale = sorted(f"{a} -> {b}" for a, b in allowed if (a, b) not in actual)
+    assert stale == [], "docs/architecture.md allows imports the code no longer makes (remove them from the table)"
+
+
+def test_arrows_point_down_or_sideways_but_the_named_exceptions():
+    rows = app_rows()
+    for (importer, imported), exception in allowed_imports().items():
+        if exception:
+            assert rows[imported] > rows[importer], f"{importer} -> {imported} is listed as upward but is not"
+        else:
+            assert rows[imported] <= rows[importer], f"{importer} -> {imported} points up: name it as an exception"
+
+
+def test_without_the_named_exceptions_no_two_apps_import_each_other():
+    edges: dict[str, set[str]] = {app: set() for app in PRODUCT}
+    for (importer, imported), exception in allowed_imports().items():
+        if not exception:
+            edges[importer].add(imported)
+    assert cycles(edges) == []
+
+
+def test_the_rooms_table_is_what_is_on_disk():
+    table = doc_table("Inside an app")
+    wrong = []
+    for row in table:
+        app = next(iter(named_apps(row.pop("App"))))
+        for room, cell in row.items():
+            path = ROOT / app / room.strip("`")
+            on_disk = path.is_dir() or path.with_suffix(".py").is_file()
+            if on_disk != (cell == "yes"):
+                wrong.append(f"{app}: {room} is {'there' if on_disk else 'absent'}, the table says {cell!r}")
+    assert {next(iter(named_apps(row["App"]))) for row in doc_table("Inside an app")} == set(DOMAIN_APPS)
+    assert wrong == []
+
+
+def signing_calls(tree: ast.AST) -> bool:
+    """Whether a module computes an HMAC (`hmac.new`, `hmac.digest`) or signs or verifies with the
+    standardwebhooks library (`Webhook(secret).sign(...)` / `.verify(...)`)."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        target, attribute = node.func.value, node.func.attr
+        if isinstance(target, ast.Name) and target.id == "hmac" and attribute in ("new", "digest"):
+            return True
+        if (
+            attribute in ("sign", "verify")
+            and isinstance(target, ast.Call)
+            and isinstance(target.func, ast.Name)
+            and target.func.id == "Webhook"
+        ):
+            return True
+    return False
+
+
+def test_the_signing_table_names_every_module_that_signs_or_verifies():
+    found = {
+        str(path.relative_to(ROOT)) for path in product_modules().values() if signing_calls(ast.parse(path.read_text()))
+    }
+    listed = {re.search(r"`([^`]+)`", row["Module"])[1] for row in doc_table("Signing and verifying")}
+    assert found == listed
+
+
+def test_the_signing_finder_finds_both_kinds():
+    assert signing_calls(ast.parse("hmac.new(key, body, hashlib.sha256)"))
+    assert signing_calls(ast.parse("Webhook(secret).verify(body, headers)"))
+    assert not signing_calls(ast.parse("hmac.compare_digest(a, b)"))
+
+
+def test_no_product_module_imports_a_celery_task_module():
+    """Services queue tasks by name (core.enqueue); tasks import services, never the reverse."""
+    importers = sorted(
+        f"{module} -> {target}" for module, targets in graph().items() for target in targets & CELERY_TASK_MODULES
+    )
+    assert importers == []
+
+
+def test_every_payment_events_module_is_imported_from_its_apps_ready():
+    with_handlers = [app for app in PRODUCT if (ROOT / app / "payment_events.py").exists()]
+    assert with_handlers, "no app has payment_events.py any more: update docs/architecture.md"
+    assert [app for app in with_handlers if f"{app}.payment_events" not in graph()[f"{app}.apps"]] == []
+
+
+def test_the_beat_schedule_is_where_the_docs_say():
+    assigned = set()
+    for path in (ROOT / "config" / "settings").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "CELERY_BEAT_SCHEDULE" for t in node.targets
+            ):
+                assigned.add(str(path.relative_to(ROOT)))
+    assert assigned == {"config/settings/celery.py", "config/settings/local.py"}
+
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    claims = [
+        (doc.name, match[1])
+        for doc in docs
+        for match in re.finditer(r"CELERY_BEAT_SCHEDULE`? (?:in|lives in) `([^`]+)`", doc.read_text())
+    ]
+    assert claims, "the docs no longer say where the beat schedule is"
+    assert [(doc, where) for doc, where in claims if where not in assigned] == []
+
+
+def test_the_domain_rooms_import_no_model_and_no_database():
+    """`domain/` holds pure rules (docs/architecture.md, the rooms): no models, no database."""
+    touching = []
+    for name, path in product_modules().items():
+        if ".domain" not in name:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                touching += [f"{name}: {m}" for m in modules if m.startswith("django.db") or ".models" in f"{m}."]
+    assert touching == []

@@ -24,6 +24,7 @@ import pytest
 from tests.e2e.harness import ROOT
 
 GUIDE = ROOT / "docs" / "guide.md"
+TOUR = ROOT / "docs" / "tour.md"
 SHELL_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -65,6 +66,27 @@ def test_the_guide_runs_as_written(server, scenario):
     assert "signature verified: delivery.approved" in result.stdout
     # The seller's money arrived: the demo agent bid 90 % of the 40.00 budget, less the 10 % fee.
     assert re.search(r"^paid 32\.40 usd$", result.stdout, re.MULTILINE), output
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("server", ["run"], indirect=True)
+def test_the_tour_runs_as_written(server):
+    """docs/tour.md's commands, the README's first pointer, run as a newcomer pastes them."""
+    script, blocks, _commands = guide_script(TOUR)
+    assert blocks >= 3
+
+    result = subprocess.run(
+        ["bash", "-c", script],
+        cwd=ROOT,
+        env={**server.env, "PORT": str(server.port)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+    output = (result.stdout + result.stderr)[-6000:]
+    assert result.returncode == 0, f"the tour stopped (exit {result.returncode}):\n{output}"
+    assert f"=== guide block {blocks}" in result.stderr
 
 
 def guide_function(name: str, path: Path = GUIDE) -> str:
