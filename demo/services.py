@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 from uuid import UUID
@@ -44,7 +45,7 @@ AGENT_CATEGORIES = [TaskCategory.CONTENT, TaskCategory.MARKETING, TaskCategory.R
 # The demo agent asks for this share of the task's budget.
 BID_SHARE = Decimal("0.9")
 DEMO_BANK_ACCOUNT = "DE89370400440532013000"  # a well-known test IBAN; the local provider keeps its last 4
-INBOX_KEEP = 200  # messages kept per inbox token; older ones are deleted as new ones arrive
+INBOX_KEEP = 200  # messages kept per inbox token and owner; older ones are deleted as new ones arrive
 SIGNATURE_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
 
 
@@ -163,25 +164,52 @@ def demo_agent_deliver(*, task_id: UUID | str) -> bool:
 # --- The webhook inbox ---------------------------------------------------------------------------------
 
 
-def inbox_subscription(token: str) -> WebhookSubscription | None:
-    return WebhookSubscription.objects.filter(url__endswith=f"/demo/inbox/{token}").order_by("-created_at").first()
+def inbox_url(token: str) -> str:
+    """The URL a subscription or an agent names to be delivered to the inbox `token`: this server's origin."""
+    return f"{settings.PUBLIC_BASE_URL}/demo/inbox/{token}"
 
 
-@transaction.atomic
-def inbox_receive(*, token: str, body: bytes, headers: dict[str, str]) -> InboxMessage:
-    """Record one POST, with whether its signature verifies with the secret(s) of the subscription whose
-    URL is this inbox (None when there is none)."""
-    subscription = inbox_subscription(token)
-    verified = None
-    if subscription is not None:
-        verified = False
-        for secret in signing_secrets(subscription):
+@dataclass(frozen=True)
+class InboxReceiver:
+    """A subscription or an agent whose URL is exactly an inbox's: the one whose secret may sign for it."""
+
+    owner_id: UUID
+    secrets: list[str]
+    subscription_id: UUID | None = None
+    agent_id: UUID | None = None
+
+
+def inbox_receivers(token: str) -> list[InboxReceiver]:
+    """Every subscription and agent whose URL is exactly this inbox's (not one that merely ends the same
+    way: another origin is another receiver), newest first."""
+    url = inbox_url(token)
+    subscriptions = WebhookSubscription.objects.filter(url=url).order_by("-created_at", "-id")
+    agents = Agent.objects.filter(endpoint_url=url).order_by("-created_at", "-id")
+    return [
+        *(InboxReceiver(owner_id=s.owner_id, secrets=signing_secrets(s), subscription_id=s.id) for s in subscriptions),
+        *(InboxReceiver(owner_id=a.owner_id, secrets=agent_secrets(a), agent_id=a.id) for a in agents),
+    ]
+
+
+def _signed_by(receivers: list[InboxReceiver], *, body: bytes, headers: dict[str, str]) -> InboxReceiver | None:
+    for receiver in receivers:
+        for secret in receiver.secrets:
             try:
                 Webhook(secret).verify(body, headers)
             except WebhookVerificationError:
                 continue
-            verified = True
-            break
+            return receiver
+    return None
+
+
+@transaction.atomic
+def inbox_receive(*, token: str, body: bytes, headers: dict[str, str]) -> InboxMessage:
+    """Record one POST with the receiver whose secret verifies its signature, among the subscriptions and
+    agents whose URL is exactly this inbox's; that receiver's owner is the one user shown it
+    (docs/decisions.md#the-local-webhook-inbox). `signature_verified` is None when there is no such
+    receiver, False when none of their secrets verifies it."""
+    receivers = inbox_receivers(token)
+    signer = _signed_by(receivers, body=body, headers=headers)
     text = body.decode("utf-8", errors="replace")
     try:
         event_type = str(json.loads(text).get("type", ""))[:100]
@@ -192,9 +220,22 @@ def inbox_receive(*, token: str, body: bytes, headers: dict[str, str]) -> InboxM
         headers=headers,
         body=text[:100_000],
         event_type=event_type,
-        signature_verified=verified,
-        subscription_id=subscription.id if subscription else None,
+        signature_verified=(signer is not None) if receivers else None,
+        subscription_id=signer.subscription_id if signer else None,
+        agent_id=signer.agent_id if signer else None,
+        owner_id=signer.owner_id if signer else None,
     )
-    stale = InboxMessage.objects.filter(token=token).order_by("-received_at").values_list("id", flat=True)[INBOX_KEEP:]
+    # Kept per owner, so that deliveries nobody signed (or another owner's) never push out an owner's own.
+    kept = InboxMessage.objects.filter(token=token, owner_id=message.owner_id).order_by("-received_at")
+    stale = kept.values_list("id", flat=True)[INBOX_KEEP:]
     InboxMessage.objects.filter(id__in=list(stale)).delete()
     return message
+
+
+def inbox_messages(*, owner: User, token: str | None = None, limit: int = 100) -> list[InboxMessage]:
+    """What the inbox received that is `owner`'s to see: the messages signed with the secret of one of their
+    subscriptions or agents (every inbox, or the one `token`), newest first."""
+    messages = InboxMessage.objects.filter(owner=owner)
+    if token is not None:
+        messages = messages.filter(token=token)
+    return list(messages.order_by("-received_at")[:limit])

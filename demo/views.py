@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from rest_framework.exceptions import AuthenticationFailed
 from standardwebhooks import WebhookVerificationError
 
+from accounts.authentication import BearerAuthentication
+from accounts.models import User
 from core.enqueue import enqueue_now
 from demo.models import InboxMessage
-from demo.services import SIGNATURE_HEADERS, demo_agent_verify, inbox_receive
+from demo.services import SIGNATURE_HEADERS, demo_agent_verify, inbox_messages, inbox_receive, inbox_url
 
 _KEPT_HEADERS = ("content-type", "user-agent", *SIGNATURE_HEADERS)
 
@@ -41,13 +47,16 @@ def agent_tasks(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"accepted": True, "task_id": task_id}, status=202)
 
 
+# Who may read the inbox, and what: docs/decisions.md#the-local-webhook-inbox.
+
+
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def inbox_endpoint(request: HttpRequest, token: str) -> JsonResponse:
-    """POST: record a delivery (401 when its signature does not verify); GET: what this inbox received."""
+    """POST (anyone, as a receiver is): record a delivery, 401 when its signature does not verify; GET (with
+    the API's Bearer token or API key): what this inbox received that the caller's own secret signed."""
     if request.method == "GET":
-        messages = InboxMessage.objects.filter(token=token)[:50]
-        return JsonResponse({"items": [_message_json(m) for m in messages], "total": len(messages)})
+        return _inbox_list(request, token)
     headers = {name: request.headers[name] for name in _KEPT_HEADERS if name in request.headers}
     message = inbox_receive(token=token, body=request.body, headers=headers)
     if message.signature_verified is False:
@@ -55,11 +64,47 @@ def inbox_endpoint(request: HttpRequest, token: str) -> JsonResponse:
     return JsonResponse({"received": True, "signature_verified": message.signature_verified})
 
 
+@never_cache
+def _inbox_list(request: HttpRequest, token: str) -> JsonResponse:
+    try:
+        user = _bearer_user(request)
+    except AuthenticationFailed as exc:
+        return _unauthenticated(str(exc.detail))
+    if user is None:
+        return _unauthenticated("Send the API's `Authorization: Bearer <access token or API key>`.")
+    messages = inbox_messages(owner=user, token=token, limit=50)
+    return JsonResponse({"items": [_message_json(m) for m in messages], "total": len(messages)})
+
+
 @require_GET
+@never_cache
 def inbox_page(request: HttpRequest) -> HttpResponse:
-    messages = InboxMessage.objects.all()[:100]
-    rows = [{"message": m, "pretty": _pretty(m.body)} for m in messages]
-    return render(request, "demo/inbox.html", {"rows": rows, "origin": request.build_absolute_uri("/").rstrip("/")})
+    """The caller's deliveries in every inbox; for a browser, the admin's login session (the demo user's),
+    for a script, the API's Bearer token or API key."""
+    try:
+        user = _bearer_user(request)
+    except AuthenticationFailed as exc:
+        return _unauthenticated(str(exc.detail))
+    if user is None and request.user.is_authenticated:
+        user = request.user
+    if user is None:
+        return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+    rows = [{"message": m, "pretty": _pretty(m.body)} for m in inbox_messages(owner=user)]
+    context = {"rows": rows, "caller": user, "example_url": inbox_url("any-name")}
+    return render(request, "demo/inbox.html", context)
+
+
+def _bearer_user(request: HttpRequest) -> User | None:
+    """The user of the request's `Authorization: Bearer`, read as the API reads it; None without one.
+    Raises AuthenticationFailed for a token or key that is not (or no longer) valid."""
+    found = BearerAuthentication().authenticate(request)
+    return found[0] if found else None
+
+
+def _unauthenticated(detail: str) -> JsonResponse:
+    response = _error(401, detail, "not_authenticated")
+    response["WWW-Authenticate"] = "Bearer"
+    return response
 
 
 def _message_json(message: InboxMessage) -> dict:

@@ -38,7 +38,7 @@ class Command(BaseCommand):
             f"Admin:    {origin}/admin/",
         ]
         if settings.DEMO_INBOX_ENABLED:
-            lines.append(f"Inbox:    {origin}/demo/inbox   (subscribe {origin}/demo/inbox/any-name to webhooks)")
+            lines.append(f"Inbox:    {origin}/demo/inbox   (subscribe its /demo/inbox/<any-name> to webhooks)")
         lines += [
             f"Demo user: {DEMO_EMAIL}   password: {getattr(settings, 'DEMO_USER_PASSWORD', '') or '(not set)'}",
         ]
