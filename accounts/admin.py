@@ -14,12 +14,12 @@ class UserAdmin(BaseUserAdmin):
     search_help_text = "Users whose e-mail starts with the text."
     paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
     show_full_result_count = False
-    readonly_fields = ("date_joined", "last_login")
+    readonly_fields = ("date_joined", "last_login", "password_reset_at")
     fieldsets = (
         (None, {"fields": ("email", "password")}),
         ("Credits", {"fields": ("credits",)}),
         ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
-        ("Dates", {"fields": ("last_login", "date_joined")}),
+        ("Dates", {"fields": ("last_login", "date_joined", "password_reset_at")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
 

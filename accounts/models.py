@@ -48,6 +48,11 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     credits = models.PositiveIntegerField(default=0)
     date_joined = models.DateTimeField(default=timezone.now)
+    # Password reset (docs/decisions.md#identity-and-authentication): each mailed token hashes the serial,
+    # so mailing a new one makes the older ones worthless; `password_reset_at` is the last completed reset.
+    # db_default: during a rolling deploy the release before inserts users without this column.
+    password_reset_serial = models.PositiveIntegerField(default=0, db_default=0, editable=False)
+    password_reset_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = UserManager()
 

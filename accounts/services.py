@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
-from django.contrib.auth.tokens import default_token_generator
+from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
@@ -29,6 +29,8 @@ from rest_framework_simplejwt.tokens import RefreshToken
 from rest_framework_simplejwt.utils import datetime_from_epoch, get_md5_hash_password
 
 from accounts.models import ApiKey, User, normalise_email
+from accounts.review import review_items_of
+from accounts.selectors import RECOVERY_REVIEW_PERIOD
 from accounts.throttle import login_attempt_begin, login_attempt_forget
 from assistant.services import credits_grant_signup
 from core.api.validation import RequestValidationError, error
@@ -159,10 +161,14 @@ def current_password_check(*, user: User, password: str, client_ip: str) -> None
     login_attempt_forget(attempt)
 
 
-def _password_set(*, user: User, new_password: str) -> None:
+def _new_password_check(*, user: User, new_password: str) -> None:
     problems = password_problems(password=new_password, user=user)
     if problems:
         raise RequestValidationError([error("value_error", ["body", "new_password"], msg) for msg in problems])
+
+
+def _password_set(*, user: User, new_password: str) -> None:
+    _new_password_check(user=user, new_password=new_password)
     with transaction.atomic():
         user.set_password(new_password)
         user.save(update_fields=["password"])
@@ -177,10 +183,27 @@ def password_change(*, user: User, current_password: str, new_password: str, cli
     return refresh_token_issue(user=user)
 
 
+class _ResetTokens(PasswordResetTokenGenerator):
+    """Django's reset token, which hashes the password (spent by the reset it allows) and expires after
+    PASSWORD_RESET_TIMEOUT, over the user's reset serial too: mailing a new token makes the older ones
+    worthless, so only the newest mail can reset the password."""
+
+    def _make_hash_value(self, user, timestamp):
+        return f"{super()._make_hash_value(user, timestamp)}#{user.password_reset_serial}"
+
+
+reset_tokens = _ResetTokens()
+
+
 def password_reset_token_make(*, user: User) -> str:
-    """`<uidb64>.<token>`: one field that names the user and proves the mail was read. Django's token
-    hashes the password, so it is spent by the reset it allows, and it expires after PASSWORD_RESET_TIMEOUT."""
-    return f"{urlsafe_base64_encode(force_bytes(user.pk))}.{default_token_generator.make_token(user)}"
+    """`<uidb64>.<token>`: one field that names the user and proves the mail was read. Bumps the user's
+    reset serial, so every token made before this one stops working."""
+    with transaction.atomic():
+        locked = User.objects.select_for_update().get(pk=user.pk)
+        locked.password_reset_serial += 1
+        locked.save(update_fields=["password_reset_serial"])
+    user.password_reset_serial = locked.password_reset_serial
+    return f"{urlsafe_base64_encode(force_bytes(user.pk))}.{reset_tokens.make_token(locked)}"
 
 
 def password_reset_request(*, email: str) -> None:
@@ -216,7 +239,10 @@ def password_reset_mail_send(*, email: str) -> bool:
 
 
 def password_reset_confirm(*, token: str, new_password: str) -> None:
-    """Set a new password with a token from the reset mail; single use, expiring; revokes every session."""
+    """Set a new password with a token from the newest reset mail; single use, expiring. Whoever held the
+    account before is shut out in the same transaction: every session and every API key is revoked. The
+    owner is then mailed a notice listing where the account sends data (accounts.review), to check for
+    what they did not set up (see docs/decisions.md#identity-and-authentication)."""
     refused = InputRejected("The reset token is invalid, used or expired.", loc=["body", "token"])
     uidb64, _, secret = token.partition(".")
     try:
@@ -224,24 +250,86 @@ def password_reset_confirm(*, token: str, new_password: str) -> None:
         user = User.objects.filter(pk=user_id, is_active=True).first()
     except (ValueError, TypeError, UnicodeDecodeError, ValidationError):
         user = None
-    if user is None or not default_token_generator.check_token(user, secret):
+    if user is None or not reset_tokens.check_token(user, secret):
         raise refused
-    _password_set(user=user, new_password=new_password)
+    _new_password_check(user=user, new_password=new_password)
+    with transaction.atomic():
+        # Checked again under the row's lock: of two confirms with one token only the first sets a password.
+        user = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
+        if user is None or not reset_tokens.check_token(user, secret):
+            raise refused
+        now = timezone.now()
+        user.set_password(new_password)
+        user.password_reset_at = now
+        user.save(update_fields=["password", "password_reset_at"])
+        refresh_tokens_revoke_all(user=user)
+        ApiKey.objects.active().filter(user=user).update(revoked_at=now)
+        enqueue_after_commit("accounts.tasks.password_reset_notice_mail", str(user.pk))
+
+
+def password_reset_notice_send(*, user_id: str) -> bool:
+    """Tell the owner their password was reset, that every session and API key ended, and list the webhook
+    subscriptions and agent endpoints the account sends data to. Runs in a Celery task; once per reset."""
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None or user.password_reset_at is None:
+        return False
+    if not cache.add(f"password-reset-notice:{user.pk}:{user.password_reset_at.timestamp()}", 1, 24 * 60 * 60):
+        return False  # this reset's notice went already
+    context = {
+        "reset_at": user.password_reset_at,
+        "items": review_items_of(user),
+        "base_url": settings.PUBLIC_BASE_URL,
+        "review_days": RECOVERY_REVIEW_PERIOD.days,
+    }
+    send_mail(
+        subject="Your password was reset",
+        message=render_to_string("accounts/password_reset_done_email.txt", context),
+        from_email=None,
+        recipient_list=[user.email],
+    )
+    return True
 
 
 def user_update(*, user: User, current_password: str, client_ip: str, email: str | None = None) -> User:
-    """Change what a user may change of themselves: the e-mail, with the current password."""
+    """Change what a user may change of themselves: the e-mail, with the current password. A taken address
+    is a 409, which tells that it exists, so each one costs the client a failed login, as at registration
+    (docs/decisions.md#security); the old address is told of the change once it is committed."""
     current_password_check(user=user, password=current_password, client_ip=client_ip)
-    if email is not None and normalise_email(email) != user.email:
-        user.email = normalise_email(email)
-        if User.objects.filter(email=user.email).exclude(pk=user.pk).exists():
-            raise EmailTaken()
-        try:
-            with transaction.atomic():
-                user.save(update_fields=["email"])
-        except IntegrityError as exc:
-            raise EmailTaken() from exc
+    if email is None or normalise_email(email) == user.email:
+        return user
+    old_email, new_email = user.email, normalise_email(email)
+    attempt = login_attempt_begin(email=None, client_ip=client_ip)  # counted before the address is looked up
+    if User.objects.filter(email=new_email).exclude(pk=user.pk).exists():
+        raise EmailTaken()
+    try:
+        with transaction.atomic():
+            user.email = new_email
+            user.save(update_fields=["email"])
+            changed_at = timezone.now().isoformat(timespec="seconds")
+            enqueue_after_commit("accounts.tasks.email_change_notice_mail", str(user.pk), old_email, changed_at)
+    except IntegrityError as exc:  # a concurrent change or registration took it meanwhile
+        user.email = old_email
+        raise EmailTaken() from exc
+    except Exception:
+        user.email = old_email
+        login_attempt_forget(attempt)
+        raise
+    login_attempt_forget(attempt)
     return user
+
+
+def email_change_notice_send(*, user_id: str, old_email: str, changed_at: str) -> bool:
+    """Tell the old address that the account's e-mail changed (not to what). Runs in a Celery task; once."""
+    if not cache.add(f"email-change-notice:{user_id}:{changed_at}", 1, 24 * 60 * 60):
+        return False
+    context = {"user_id": user_id, "changed_at": changed_at, "base_url": settings.PUBLIC_BASE_URL}
+    send_mail(
+        subject="The e-mail address of your account was changed",
+        message=render_to_string("accounts/email_changed_email.txt", context),
+        from_email=None,
+        recipient_list=[old_email],
+    )
+    return True
 
 
 def user_delete(*, user: User, current_password: str, client_ip: str) -> None:

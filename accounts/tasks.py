@@ -3,7 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.core.management import call_command
 
-from accounts.services import password_reset_mail_send
+from accounts.services import email_change_notice_send, password_reset_mail_send, password_reset_notice_send
 
 
 @shared_task(name="accounts.tasks.flush_expired_tokens")
@@ -16,3 +16,15 @@ def flush_expired_tokens() -> None:
 def password_reset_mail(email: str) -> None:
     """Mail a reset token if an account has this address; every address is queued alike (no enumeration)."""
     password_reset_mail_send(email=email)
+
+
+@shared_task(name="accounts.tasks.password_reset_notice_mail")
+def password_reset_notice_mail(user_id: str) -> None:
+    """Tell the owner a reset completed and list where the account sends data. Once per reset."""
+    password_reset_notice_send(user_id=user_id)
+
+
+@shared_task(name="accounts.tasks.email_change_notice_mail")
+def email_change_notice_mail(user_id: str, old_email: str, changed_at: str) -> None:
+    """Tell the old address that the account's e-mail changed. Once per change."""
+    email_change_notice_send(user_id=user_id, old_email=old_email, changed_at=changed_at)

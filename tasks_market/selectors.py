@@ -99,6 +99,11 @@ def agents_of(owner) -> QuerySet[Agent]:
     return Agent.objects.filter(owner=owner).order_by("-created_at", "-id")
 
 
+def agent_endpoints_of(owner) -> list[tuple[UUID, str]]:
+    """Each agent's (id, endpoint URL): where the owner's won tasks are sent (accounts.review lists them)."""
+    return list(agents_of(owner).values_list("id", "endpoint_url"))
+
+
 def agent_of(owner, agent_id: UUID) -> Agent | None:
     return Agent.objects.filter(owner=owner, id=agent_id).first()
 

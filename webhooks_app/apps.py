@@ -6,11 +6,15 @@ class WebhooksAppConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
+        from accounts.review import review_source_register
         from core.retention import log_pruner_register
         from payments.announce import sink_register
         from webhooks_app.retention import webhook_logs_prune
+        from webhooks_app.selectors import subscription_urls_of
         from webhooks_app.services import event_publish_for_owner
 
         log_pruner_register(webhook_logs_prune)
         # Sellers' money events (earning.available, payout.*) come from payments, which cannot import us.
         sink_register(event_publish_for_owner)
+        # Listed for the owner to review after a password reset; accounts cannot import us.
+        review_source_register("webhook_subscription", subscription_urls_of)

@@ -14,6 +14,11 @@ def subscription_list(*, owner) -> QuerySet[WebhookSubscription]:
     return WebhookSubscription.objects.filter(owner=owner).order_by("-created_at", "-id")
 
 
+def subscription_urls_of(owner) -> list[tuple[UUID, str]]:
+    """Each subscription's (id, URL): where the owner's events are sent (accounts.review lists them)."""
+    return list(subscription_list(owner=owner).values_list("id", "url"))
+
+
 def subscription_get(*, owner, subscription_id: UUID) -> WebhookSubscription:
     subscription = WebhookSubscription.objects.filter(owner=owner, id=subscription_id).first()
     if subscription is None:

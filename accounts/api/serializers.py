@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.models import ApiKey, User
+from accounts.selectors import RECOVERY_REVIEW_PERIOD, recovery_review_of
 from accounts.services import password_problems
 
 
@@ -27,12 +29,38 @@ class RegisterInput(serializers.Serializer):
         return attrs
 
 
+class ReviewItemSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["webhook_subscription", "agent_endpoint"],
+        help_text="`webhook_subscription` (under /api/v1/webhooks/subscriptions) or `agent_endpoint` (an agent's "
+        "`endpoint_url`, under /api/v1/agents).",
+    )
+    id = serializers.UUIDField(help_text="The subscription's or the agent's id.")
+    url = serializers.URLField(help_text="Where the account's events or won tasks are sent.")
+
+
+class RecoveryReviewSerializer(serializers.Serializer):
+    recovered_at = serializers.DateTimeField(help_text="When the password was reset.")
+    shown_until = serializers.DateTimeField(help_text="After this the field is null again.")
+    items = ReviewItemSerializer(many=True, help_text="Every URL the account sends data to now; may be empty.")
+
+
 class UserSerializer(serializers.ModelSerializer):
     created_at = serializers.DateTimeField(source="date_joined")
+    review_after_recovery = serializers.SerializerMethodField(
+        help_text=f"For {RECOVERY_REVIEW_PERIOD.days} days after a password reset: where the account sends data, "
+        "for you to check that you set up each one (the reset revoked every session and API key, not these). "
+        "Null otherwise."
+    )
 
     class Meta:
         model = User
-        fields = ["id", "email", "is_staff", "credits", "created_at"]
+        fields = ["id", "email", "is_staff", "credits", "created_at", "review_after_recovery"]
+
+    @extend_schema_field(RecoveryReviewSerializer(allow_null=True))
+    def get_review_after_recovery(self, user) -> dict | None:
+        review = recovery_review_of(user)
+        return None if review is None else RecoveryReviewSerializer(review).data
 
 
 class TokenInput(serializers.Serializer):

@@ -21,7 +21,7 @@ from accounts.api.serializers import (
     UserSerializer,
     UserUpdateInput,
 )
-from accounts.selectors import api_keys_of
+from accounts.selectors import RECOVERY_REVIEW_PERIOD, api_keys_of
 from accounts.services import (
     EmailTaken,
     api_key_create,
@@ -203,7 +203,10 @@ class MeView(ApiView):
         operation_id="auth_me",
         summary="Your account",
         description=(
-            "The account the token belongs to: id, e-mail address, staff flag, credit balance and when it was created."
+            "The account the token belongs to: id, e-mail address, staff flag, credit balance and when it was "
+            f"created; for {RECOVERY_REVIEW_PERIOD.days} days after a password reset, `review_after_recovery` "
+            "lists the webhook subscriptions and agent endpoints the account sends data to, for you to check "
+            "that you set up each one (else it is null)."
         ),
         tags=TAGS,
         responses={200: UserSerializer},
@@ -214,8 +217,11 @@ class MeView(ApiView):
     @extend_schema(
         operation_id="auth_me_update",
         summary="Change your e-mail address",
-        description="Needs the current password. The address is stored normalised (NFKC, casefolded)."
-        + _WRONG_PASSWORD,
+        description=(
+            "Needs the current password. The address is stored normalised (NFKC, casefolded); the old address "
+            "is mailed a notice of the change. A taken address is a 409 and counts as one failed login for the "
+            "client (over the limit: 429 with `Retry-After`)." + _WRONG_PASSWORD
+        ),
         tags=TAGS,
         request=UserUpdateInput,
         responses={200: UserSerializer, 409: error_response("The e-mail address is taken.")},
@@ -322,9 +328,12 @@ class PasswordResetConfirmView(ApiView):
         operation_id="auth_password_reset_confirm",
         summary="Set a new password with a reset token",
         description=(
-            "The token from the mail works once and expires (an hour by default). Every refresh and access "
-            "token of the account stops working; log in again. An invalid, used or expired token is a 422 "
-            "at `body.token`; a password the rules refuse a 422 at `body.new_password`."
+            "The token from the newest reset mail works once and expires (an hour by default); mailing a new "
+            "one makes the older ones invalid. Every refresh and access token and every API key of the account "
+            "stops working; log in again. The owner is mailed a notice listing the account's webhook "
+            "subscriptions and agent endpoints to review (so does `review_after_recovery` on `GET /auth/me`). "
+            "An invalid, used, superseded or expired token is a 422 at `body.token`; a password the rules "
+            "refuse a 422 at `body.new_password`."
         ),
         tags=TAGS,
         request=PasswordResetConfirmInput,

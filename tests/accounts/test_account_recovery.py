@@ -8,12 +8,14 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from rest_framework_simplejwt.token_blacklist.models import OutstandingToken
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
 from accounts.models import ApiKey, User
+from accounts.selectors import RECOVERY_REVIEW_PERIOD
 from accounts.services import api_key_create
-from accounts.throttle import LOGIN_ACCOUNT_CLIENT
+from accounts.throttle import LOGIN_ACCOUNT_CLIENT, LOGIN_CLIENT
 from tests.conftest import client_with_token
 from tests.support.factories import DEFAULT_PASSWORD, UserFactory
 from tests.support.ratelimit import login_window, one_window
@@ -297,3 +299,126 @@ def test_no_access_token_outlives_its_session(alice, api):
 
     assert AccessToken(pair["access"])["exp"] == login_token["exp"]
     assert 0 < pair["expires_in"] <= 5 * 60
+
+
+# --- what a reset shuts out, and what it leaves for the owner to review ------------------------------------
+
+
+def _reset_token(api, mailoutbox, django_capture_on_commit_callbacks, email="alice@example.com") -> str:
+    _reset(api, email, django_capture_on_commit_callbacks)
+    return _token_in(mailoutbox[-1])
+
+
+def _confirm(api, token, django_capture_on_commit_callbacks, password=NEW):
+    with django_capture_on_commit_callbacks(execute=True):
+        return api.post("/api/v1/auth/password/reset/confirm", {"token": token, "new_password": password})
+
+
+def test_reset_confirm_revokes_every_api_key(alice, api, mailoutbox, django_capture_on_commit_callbacks):
+    old_key = client_with_token(api_key_create(user=alice, name="ci").raw)
+    assert old_key.get("/api/v1/tasks").status_code == 200
+    token = _reset_token(api, mailoutbox, django_capture_on_commit_callbacks)
+    assert "revokes every API key" in mailoutbox[0].body
+
+    assert _confirm(api, token, django_capture_on_commit_callbacks).status_code == 204
+
+    for path in ("/api/v1/tasks", "/api/v1/agents", "/api/v1/webhooks/subscriptions"):
+        assert old_key.get(path).status_code == 401, path
+    assert not ApiKey.objects.active().filter(user=alice).exists()
+    assert ApiKey.objects.filter(user=alice).count() == 1  # revoked, kept for the record
+
+
+def test_after_a_reset_the_owner_is_told_what_to_review_by_mail_and_on_me(
+    alice, bob, api, mailoutbox, django_capture_on_commit_callbacks
+):
+    # Left behind by whoever held the account: an agent and a subscription, made with an API key.
+    intruder = client_with_token(api_key_create(user=alice, name="intruder").raw)
+    agent = intruder.post(
+        "/api/v1/agents", {"name": "Mole", "endpoint_url": "https://agents.example.net/mole"}, format="json"
+    )
+    hook = intruder.post(
+        "/api/v1/webhooks/subscriptions",
+        {"url": "https://hooks.example.net/spy", "events": ["task.created"]},
+        format="json",
+    )
+    assert agent.status_code == hook.status_code == 201, (agent.content, hook.content)
+    client_with_token(api_key_create(user=bob, name="b").raw).post(
+        "/api/v1/agents", {"name": "Bobs", "endpoint_url": "https://agents.example.org/bob"}, format="json"
+    )
+    before = login(api)
+    assert client_with_token(before["access"]).get("/api/v1/auth/me").json()["review_after_recovery"] is None
+    token = _reset_token(api, mailoutbox, django_capture_on_commit_callbacks)
+
+    assert _confirm(api, token, django_capture_on_commit_callbacks).status_code == 204
+
+    expected = [
+        {"kind": "webhook_subscription", "id": hook.json()["id"], "url": "https://hooks.example.net/spy"},
+        {"kind": "agent_endpoint", "id": agent.json()["id"], "url": "https://agents.example.net/mole"},
+    ]
+    notice = mailoutbox[-1]
+    assert notice.to == ["alice@example.com"] and notice.subject == "Your password was reset"
+    for item in expected:
+        assert f"{item['id']}: {item['url']}" in notice.body
+    assert "every API key revoked" in notice.body and "agents.example.org" not in notice.body
+    review = client_with_token(login(api, password=NEW)["access"]).get("/api/v1/auth/me").json()
+    review = review["review_after_recovery"]
+    assert sorted(review["items"], key=lambda i: i["kind"]) == sorted(expected, key=lambda i: i["kind"])
+    alice.refresh_from_db()
+    assert review["recovered_at"].startswith(alice.password_reset_at.strftime("%Y-%m-%dT%H:%M:%S"))
+
+
+def test_the_review_on_me_ends_after_its_period(alice, alice_api):
+    User.objects.filter(pk=alice.pk).update(password_reset_at=timezone.now() - RECOVERY_REVIEW_PERIOD)
+
+    assert alice_api.get("/api/v1/auth/me").json()["review_after_recovery"] is None
+
+
+def test_a_newer_reset_mail_makes_the_older_token_worthless(
+    alice, api, mailoutbox, django_capture_on_commit_callbacks, settings
+):
+    settings.PASSWORD_RESET_MAIL_INTERVAL = 0
+    older = _reset_token(api, mailoutbox, django_capture_on_commit_callbacks)
+    newer = _reset_token(api, mailoutbox, django_capture_on_commit_callbacks)
+    assert older != newer
+
+    refused = api.post("/api/v1/auth/password/reset/confirm", {"token": older, "new_password": NEW})
+
+    assert refused.status_code == 422 and locs(refused) == {("body", "token")}
+    assert _confirm(api, newer, django_capture_on_commit_callbacks).status_code == 204
+
+
+# --- e-mail change: probing costs guesses, the old address is told ------------------------------------------
+
+
+def test_probing_taken_addresses_through_the_email_change_is_throttled(alice, alice_api, bob):
+    body = {"email": "bob@example.com", "current_password": DEFAULT_PASSWORD}
+    with one_window(login_window(LOGIN_CLIENT)):
+        statuses = [alice_api.patch("/api/v1/auth/me", body).status_code for _ in range(LOGIN_CLIENT.limit + 2)]
+
+    assert statuses[: LOGIN_CLIENT.limit] == [409] * LOGIN_CLIENT.limit
+    assert statuses[LOGIN_CLIENT.limit :] == [429, 429]
+
+
+def test_a_free_address_costs_no_guess(alice, alice_api):
+    with one_window(login_window(LOGIN_CLIENT)):
+        for n in range(LOGIN_CLIENT.limit + 2):
+            body = {"email": f"alice{n}@example.com", "current_password": DEFAULT_PASSWORD}
+            assert alice_api.patch("/api/v1/auth/me", body).status_code == 200
+
+
+def test_the_old_address_is_told_of_an_email_change(alice, alice_api, mailoutbox, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_api.patch("/api/v1/auth/me", {"email": "a2@example.com", "current_password": DEFAULT_PASSWORD})
+
+    assert response.status_code == 200
+    [notice] = mailoutbox
+    assert notice.to == ["alice@example.com"]
+    assert str(alice.id) in notice.body and "a2@example.com" not in notice.body
+
+
+def test_a_refused_email_change_mails_no_one(alice, alice_api, bob, mailoutbox, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        alice_api.patch("/api/v1/auth/me", {"email": "bob@example.com", "current_password": DEFAULT_PASSWORD})
+        alice_api.patch("/api/v1/auth/me", {"email": "a2@example.com", "current_password": "nope-nope"})
+
+    assert mailoutbox == []
