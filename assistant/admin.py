@@ -28,6 +28,8 @@ class AssistantAdmin(admin.ModelAdmin):
     """Conversations: one assistant per user. Deleting one deletes its history, as DELETE /assistant/me does."""
 
     list_display = ("user", "created_at", "message_count")
+    # One row per user: a date range and the user's active flag, neither listing values from the table.
+    list_filter = ("created_at", "user__is_active")
     search_fields = ("user__email",)
     list_select_related = ("user",)
     readonly_fields = ("user", "created_at")

@@ -10,8 +10,9 @@ release step (scripts/release.sh) runs once, before any node starts. docs/operat
     scripts/testenv.py -- .venv/bin/python scripts/multinode.py --rolling 5 --seconds 120
                                                     # 5 rolling restarts under load, then a SIGKILL of web1
 
-Ctrl-C stops everything. Tests and other tools use `Cluster` (tests/e2e/test_multinode_cluster.py):
-`cluster.addresses()` says where each node listens, its Prometheus exporter included (`metrics`).
+Ctrl-C stops everything. tests/e2e/test_multinode_cluster.py uses `Cluster` and the drills (`rolling_restart`,
+`kill_a_web_node`); the nodes, the proxy and the load are tools/multinode.py's. `cluster.addresses()` says
+where each node listens, its Prometheus exporter included (`metrics`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -35,11 +37,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import httpx  # noqa: E402
 import psycopg  # noqa: E402
+import redis  # noqa: E402
 
-from tests.e2e.faults_support import testenv, wait_until  # noqa: E402
-from tests.e2e.multinode import Node, Proxy, free_port, node_env, proxy_config  # noqa: E402
+from tools.load import PASSWORD  # noqa: E402
+from tools.multinode import Answer, Load, Node, Proxy, failures, node_env, proxy_config, status_counts  # noqa: E402
+from tools.nodes import free_port, testenv, wait_until  # noqa: E402
 
+DRAIN_SECONDS = 5  # scripts/serve.sh's default SHUTDOWN_DRAIN_SECONDS
 PROXY_HOST = "127.0.0.1"  # also the address the nodes trust (TRUSTED_PROXIES) and the one HAProxy connects from
 WEB_HOSTS = ("127.0.0.2", "127.0.0.3")
 # The beat's lock in the tests: it lapses 3 s after the active beat's last tick (ticks at most 1 s apart),
@@ -97,8 +103,6 @@ class Cluster:
             **self.extra_env,
         )
         with contextlib.suppress(Exception):
-            import redis
-
             redis.Redis.from_url(self.redis_url).flushdb()  # a previous run's queues and beat lock
         release = subprocess.run(
             [str(ROOT / "scripts" / "release.sh")],
@@ -221,6 +225,140 @@ def backing():
         yield database_url, redis_url or stack.enter_context(testenv.redis())
 
 
+# --- The drills (--rolling, and tests/e2e/test_multinode_cluster.py) ------------------------------
+
+
+def token(base: str) -> str:
+    email = f"multinode-{uuid.uuid4().hex[:8]}@example.com"
+    with httpx.Client(base_url=base, timeout=20) as client:
+        response = client.post("/api/v1/auth/register", json={"email": email, "password": PASSWORD})
+        assert response.status_code == 201, response.text
+        response = client.post("/api/v1/auth/token", json={"email": email, "password": PASSWORD})
+        assert response.status_code == 200, response.text
+        return response.json()["access"]
+
+
+def stored_titles(cluster: Cluster) -> Counter:
+    return Counter(row[0] for row in cluster.sql("SELECT title FROM tasks_market_task"))
+
+
+def rolling_restarts_and_a_kill(cluster: Cluster, *, rounds: int = 1, tail_seconds: float = 0) -> dict:
+    """scripts/multinode.py --rolling: rolling restarts then a SIGKILL of the first web node under load."""
+    rolling = rolling_restart(cluster, rounds=rounds)
+    killed = kill_a_web_node(cluster, settle=max(tail_seconds, 3.0))
+    return {"rolling": rolling, "kill": killed}
+
+
+def rolling_restart(cluster: Cluster, *, rounds: int = 1) -> dict:
+    proxy = cluster.proxy
+    webs = cluster.webs()
+    load = Load(proxy.base, token(proxy.base), max_seconds=120 * rounds + 60).start()
+    try:
+        wait_until(lambda: len(load.created) >= 20, "the load to get going", 30, 0.1)
+        windows = []
+        for round_ in range(1, rounds + 1):
+            for node in webs:
+                start = node.terminate()
+
+                def taken_out(node=node) -> str | None:
+                    if proxy.server_states().get(node.name) == "DOWN":
+                        return "while serving" if node.process.poll() is None else "after it stopped"
+                    return None
+
+                # The proxy must see the node fail its readiness while the node still accepts (it drains).
+                out = wait_until(taken_out, f"HAProxy to take {node.name} out", 30, 0.05)
+                out_after = time.monotonic() - start
+                assert out == "while serving", f"{node.name} stopped before HAProxy took it out\n{node.log_tail()}"
+                assert node.process.wait(timeout=45) == 0, node.log_tail()
+                stopped_in = time.monotonic() - start
+                # It drained for the whole SHUTDOWN_DRAIN_SECONDS (5 in serve.sh), web-only node or not.
+                assert stopped_in >= DRAIN_SECONDS, f"{node.name} exited {stopped_in:.1f} s after SIGTERM"
+                node.start()
+                node.wait_ready()
+                proxy.wait_state(node.name, "UP")
+                windows.append((round_, node.name, start, time.monotonic(), out_after, stopped_in))
+        # Requests sent in the last window are still being answered: let them finish.
+        after = time.monotonic()
+        wait_until(lambda: any(a.at >= after for a in list(load.answers)), "one more answer", 30, 0.05)
+    finally:
+        load.stop()
+    stored = {str(row[0]) for row in cluster.sql("SELECT id FROM tasks_market_task")}
+    for round_, name, start, end, out_after, stopped_in in windows:
+        answers, created = load.window(start, end)
+        print(
+            f"round {round_} {name}: restart {end - start:.1f} s (SIGTERM to DOWN {out_after:.1f} s, "
+            f"to exit {stopped_in:.1f} s) requests={len(answers)} statuses[{status_counts(answers)}] "
+            f"failures={len(failures(answers))} writes missing={len([t for t in created if t not in stored])}",
+            flush=True,
+        )
+    everything = load.answers
+    return {
+        "answers": everything,
+        "created": len(load.created),
+        "missing": [task for task in load.created if task not in stored],
+        "retries": proxy.retries(),
+    }
+
+
+def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0) -> dict:
+    """SIGKILL the first web node under load with retrying clients; restart it afterwards."""
+    proxy = cluster.proxy
+    node = cluster.webs()[0]
+    bearer = token(proxy.base)
+    load = Load(proxy.base, bearer, threads=4, retries=3, max_seconds=120).start()
+    try:
+        wait_until(lambda: len(load.created) >= 20, "the load to get going", 30, 0.1)
+        killed_at = node.kill()
+        wait_until(lambda: proxy.server_states().get(node.name) == "DOWN", f"HAProxy to take {node.name} out", 30, 0.05)
+        down_at = time.monotonic()
+        settled = time.monotonic() + settle
+        wait_until(lambda: time.monotonic() >= settled and len(load.created) >= 40, "load after the kill", 60, 0.1)
+    finally:
+        load.stop()
+    answers = load.answers
+    # The kill window: requests answered after the kill and sent before HAProxy took the node out.
+    in_window = [a for a in answers if a.done >= killed_at and a.at < down_at]
+    outside = [a for a in failures(answers) if a not in in_window]
+    # A POST whose request died with the node holds its Idempotency-Key claim for 5 minutes
+    # (core/idempotency.py): its retries get 409 idempotency_in_progress. Pass the 5 minutes, retry them.
+    in_doubt = [key for key in load.unacknowledged]
+    conflicted = {
+        row[0]
+        for row in cluster.sql(
+            "SELECT key FROM core_idempotencykey WHERE response_status IS NULL AND key = ANY(%s)", list(load.titles)
+        )
+    }
+    cluster.sql(
+        "UPDATE core_idempotencykey SET locked_at = locked_at - interval '6 minutes' "
+        "WHERE response_status IS NULL AND key = ANY(%s)",
+        list(conflicted),
+    )
+    late = []
+    with httpx.Client(base_url=proxy.base, headers={"Authorization": f"Bearer {bearer}"}, timeout=30) as client:
+        for key in sorted(set(in_doubt) | conflicted):
+            response = client.post("/api/v1/tasks", json=load.bodies[key], headers={"Idempotency-Key": key})
+            late.append(Answer(time.monotonic(), "POST late retry", response.status_code, time.monotonic()))
+            if response.status_code == 201:
+                load.created[response.json()["id"]] = 0.0
+    stored = {str(row[0]) for row in cluster.sql("SELECT id FROM tasks_market_task")}
+    titles = stored_titles(cluster)
+    node.start()
+    node.wait_ready()
+    proxy.wait_state(node.name, "UP")
+    return {
+        "answers": answers + late,
+        "out_after": down_at - killed_at,
+        "in_window": in_window,
+        "window_failures": failures(in_window),
+        "outside_failures": outside,
+        "late": late,
+        "missing": [task for task in load.created if task not in stored],
+        "lost": [key for key, title in load.titles.items() if titles[title] == 0],
+        "doubled": [title for title in load.titles.values() if titles[title] > 1],
+        "retries": proxy.retries(),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rolling", type=int, default=0, help="rolling restarts under load, then a web node SIGKILL")
@@ -236,9 +374,6 @@ def main() -> int:
             cluster.start()
             print(json.dumps(cluster.addresses(), indent=2), flush=True)
             if args.rolling:
-                from tests.e2e.multinode import failures, status_counts
-                from tests.e2e.test_multinode_cluster import rolling_restarts_and_a_kill
-
                 result = rolling_restarts_and_a_kill(cluster, rounds=args.rolling, tail_seconds=args.seconds)
                 for name, outcome in result.items():
                     print(

@@ -6,7 +6,7 @@ tests/e2e/test_soak.py):
 
     .venv/bin/python scripts/soak.py [--minutes 30] [--tear-every 300]
 
-Starts `make run` in a fresh VAR_DIR (tests/e2e/harness.py), drives it with writers (post a task, bid on
+Starts `make run` in a fresh VAR_DIR (tools/nodes.py), drives it with writers (post a task, bid on
 it: each bid queues a judge job) and readers, polls /health twice a second, and every --tear-every
 seconds writes a torn message (an empty payload) into the broker's queue, which makes the worker stop
 and scripts/supervise.py start it again. At the end it waits for every acknowledged bid to be judged and
@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.e2e.faults_support import Load, market, wait_until  # noqa: E402
-from tests.e2e.harness import Server, run_shape  # noqa: E402
+from tools.load import Load, market  # noqa: E402
+from tools.nodes import Server, run_shape, wait_until  # noqa: E402
 
 
 class RunStack:
-    """What tests/e2e/faults_support.py's Load and market() need from a stack: HTTPS clients."""
+    """What tools/load.py's Load and market() need from a stack: HTTPS clients."""
 
     def __init__(self, server: Server):
         self.server = server

@@ -15,8 +15,12 @@ SUPERVISE_MAX_RESTARTS a minute) or `required` (its exit stops the node, with it
   children also got the group's SIGTERM could hang in billiard's shutdown.)
 - SIGTERM, SIGINT and SIGHUP stop the node: the `web` child first fails its readiness (the file
   $VAR_DIR/draining, read by /health) for SHUTDOWN_DRAIN_SECONDS while still serving, then gets SIGTERM;
-  the others get SIGTERM at once. A child still running SUPERVISE_STOP_TIMEOUT seconds later gets SIGQUIT,
-  and SIGKILL (its whole process group) 3 s after that; both are logged.
+  the others get SIGTERM at once. A child that exits after that SIGTERM, with status 0 or killed by it, is
+  logged as stopped (`web stopped after 0.1 s`); any other status is logged as an exit. A child still
+  running SUPERVISE_STOP_TIMEOUT seconds later gets SIGQUIT, and SIGKILL (its whole process group) 3 s
+  after that; both are logged.
+- Processes it did not start but inherited (a shell's background job, when the shell `exec`s this
+  script: run.sh's banner printer) are reaped when they exit, so none is left a zombie.
 - Nothing outlives the node: this process and each child ask the kernel for a signal when their parent
   dies (PR_SET_PDEATHSIG), so killing `make` or this supervisor, even with SIGKILL, stops the children.
 - The supervisor exits only after every child has exited: 0 after a clean stop, otherwise non-zero.
@@ -76,11 +80,13 @@ class Child:
     started_at: float = 0.0
     restart_at: float | None = None
     status: int | None = None
+    stop_sent_at: float | None = None  # when the supervisor sent the SIGTERM that stops it
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.argv, start_new_session=True, preexec_fn=_child_setup)
         self.started_at = time.monotonic()
         self.restart_at = None
+        self.stop_sent_at = None
         log(f"{self.name} started (pid {self.process.pid}): {shlex.join(self.argv)}")
 
     @property
@@ -91,6 +97,24 @@ class Child:
         if self.running:
             with contextlib.suppress(ProcessLookupError):
                 (os.killpg if group else os.kill)(self.process.pid, sig)
+
+    def stop(self) -> None:
+        """SIGTERM, remembered: exiting after it is stopping, not crashing."""
+        if self.running:
+            self.stop_sent_at = time.monotonic()
+            self.signal(signal.SIGTERM)
+
+    def describe_exit(self, code: int) -> str:
+        """`web stopped after 0.3 s` for a stop this supervisor asked for, else `web exited with status 3`."""
+        if self.stop_sent_at is not None and code in (0, -signal.SIGTERM):
+            return f"{self.name} stopped after {time.monotonic() - self.stop_sent_at:.1f} s"
+        if code < 0:
+            try:
+                by = signal.Signals(-code).name
+            except ValueError:
+                by = f"signal {-code}"
+            return f"{self.name} exited with status {code} (killed by {by})"
+        return f"{self.name} exited with status {code}"
 
 
 class Supervisor:
@@ -120,6 +144,7 @@ class Supervisor:
 
     def tick(self) -> int | None:
         now = time.monotonic()
+        self.reap_inherited()
         for child in self.children:
             if child.process is None:
                 if child.restart_at is not None and now >= child.restart_at:
@@ -131,7 +156,7 @@ class Supervisor:
                     child.failures = 0
                 continue
             child.process = None
-            log(f"{child.name} exited with status {code}")
+            log(child.describe_exit(code))
             if child.policy == "required":
                 child.status = code
                 return code or 1
@@ -154,7 +179,7 @@ class Supervisor:
         web = [c for c in self.children if c.name == "web" and c.running]
         for child in self.children:
             if child not in web:
-                child.signal(signal.SIGTERM)
+                child.stop()
         if web and DRAIN_SECONDS > 0:
             DRAIN_FILE.parent.mkdir(parents=True, exist_ok=True)
             DRAIN_FILE.touch()
@@ -166,7 +191,7 @@ class Supervisor:
             while time.monotonic() < drained_at and any(c.running for c in web):
                 time.sleep(0.05)
         for child in web:
-            child.signal(signal.SIGTERM)
+            child.stop()
         escalated = False
         if not self.wait_all(time.monotonic() + STOP_TIMEOUT):
             escalated = True
@@ -181,23 +206,45 @@ class Supervisor:
                         child.signal(signal.SIGKILL, group=True)
                 self.wait_all(time.monotonic() + 5)
         DRAIN_FILE.unlink(missing_ok=True)
-        for child in self.children:
-            if child.status is not None and child.process is None:
-                continue
-            if child.process is not None:
-                child.status = child.process.returncode
-                log(f"{child.name} exited with status {child.status}")
+        self.collect_exits()
+        self.reap_inherited()
         log("stopped")
         return status or (1 if escalated else 0)
 
     def wait_all(self, deadline: float, only: list[Child] | None = None) -> bool:
-        """Wait until every child (or those in `only`) has exited; False at the deadline."""
+        """Wait until every child (or those in `only`) has exited, logging each exit as it comes; False at
+        the deadline."""
         watched = self.children if only is None else only
-        while time.monotonic() < deadline:
+        while True:
+            self.collect_exits()
+            self.reap_inherited()
             if not any(c.running for c in watched):
                 return True
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(0.05)
-        return not any(c.running for c in watched)
+
+    def collect_exits(self) -> None:
+        """Log each child that has exited since the last look (while stopping: nothing is restarted)."""
+        for child in self.children:
+            if child.process is not None and child.status is None and child.process.poll() is not None:
+                child.status = child.process.returncode
+                log(child.describe_exit(child.status))
+
+    def reap_inherited(self) -> None:
+        """Wait for exited processes this supervisor did not start. A shell that `exec`s it hands over its
+        background jobs as children (run.sh's banner printer): nothing else waits for them, and each would
+        stay a zombie for the node's lifetime. A child of ours is left to Popen, which collects its status."""
+        ours = {c.process.pid for c in self.children if c.process is not None}
+        while True:
+            try:
+                exited = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return  # no child at all
+            if exited is None or exited.si_pid in ours:
+                return  # none exited, or one of ours did: the next look collects it, then the others
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(exited.si_pid, 0)
 
 
 def main(argv: list[str]) -> int:

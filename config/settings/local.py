@@ -46,8 +46,24 @@ if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
     # every request it serves. Production always runs on Redis.
     SILENCED_SYSTEM_CHECKS = [*SILENCED_SYSTEM_CHECKS, "django_ratelimit.E003"]  # noqa: F405
 
-# Serve static files straight from the apps: a code change needs no `collectstatic`.
-WHITENOISE_USE_FINDERS = True
+# Static files are served from STATIC_ROOT with their gzip copies (STORAGES' CompressedStaticFilesStorage),
+# which `make run` collects whenever they changed (scripts/static_once.sh); not from the apps' folders, even
+# with DJANGO_DEBUG: those have no compressed copies (Swagger UI's bundle would go out as 1.6 MB, not 0.4).
+WHITENOISE_USE_FINDERS = False
+
+# Beat's sends of scheduled tasks, and the worker's receipt and success lines for them, are routine: DEBUG,
+# not INFO (core/routine_logs.py), so that the terminal keeps `make run`'s banner in view.
+LOGGING = {
+    **LOGGING,  # noqa: F405
+    "filters": {**LOGGING["filters"], "routine_periodic": {"()": "core.routine_logs.RoutinePeriodicToDebug"}},  # noqa: F405
+    "loggers": {
+        **LOGGING["loggers"],  # noqa: F405
+        **{
+            name: {"filters": ["routine_periodic"]}
+            for name in ("celery.beat", "celery.worker.strategy", "celery.app.trace")
+        },
+    },
+}
 
 # E-mail: one file per message under $VAR_DIR/mail/, its path logged at INFO (accounts.mail).
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="accounts.mail.FilePerMessageBackend")

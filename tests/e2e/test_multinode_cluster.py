@@ -36,21 +36,21 @@ import pytest
 import redis
 from celery import Celery
 
-from tests.e2e.faults_support import PASSWORD, wait_until
-from tests.e2e.harness import ROOT
-from tests.e2e.multinode import Answer, Load, failures, status_counts, task_body
 from tests.ops.observed_node import Prometheus
 from tests.support.reporting import SCENARIO_PROPERTY
+from tools.multinode import failures, status_counts, task_body
+from tools.nodes import ROOT, wait_until
 
 _spec = importlib.util.spec_from_file_location("multinode_script", ROOT / "scripts" / "multinode.py")
 multinode = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = multinode  # dataclasses look their module up there
 _spec.loader.exec_module(multinode)
 Cluster = multinode.Cluster
+# The drills, shared with `scripts/multinode.py --rolling`.
+token, rolling_restart, kill_a_web_node = multinode.token, multinode.rolling_restart, multinode.kill_a_web_node
 
 pytestmark = pytest.mark.timeout(900)
 
-DRAIN_SECONDS = 5  # scripts/serve.sh's default SHUTDOWN_DRAIN_SECONDS
 # HAProxy's checks (docs/haproxy.cfg): `inter 1s fall 2`, `timeout check 2s`: a dead node is DOWN after two
 # failed checks; a refused connection fails at once, so about 2 s, 4 s at the very most.
 CHECK_WINDOW = 4.0
@@ -89,20 +89,6 @@ def cluster(tmp_path_factory):
             raise
         finally:
             started.stop()
-
-
-def token(base: str) -> str:
-    email = f"multinode-{uuid.uuid4().hex[:8]}@example.com"
-    with httpx.Client(base_url=base, timeout=20) as client:
-        response = client.post("/api/v1/auth/register", json={"email": email, "password": PASSWORD})
-        assert response.status_code == 201, response.text
-        response = client.post("/api/v1/auth/token", json={"email": email, "password": PASSWORD})
-        assert response.status_code == 200, response.text
-        return response.json()["access"]
-
-
-def stored_titles(cluster: Cluster) -> Counter:
-    return Counter(row[0] for row in cluster.sql("SELECT title FROM tasks_market_task"))
 
 
 def test_rate_limits_count_per_real_client_across_nodes(cluster, request):
@@ -262,64 +248,6 @@ def test_a_write_through_one_node_is_in_the_next_read_through_either(cluster, re
     assert all(kept[name]["hit"] > 0 and kept[name]["miss"] > 0 for name in webs), kept
 
 
-def rolling_restarts_and_a_kill(cluster: Cluster, *, rounds: int = 1, tail_seconds: float = 0) -> dict:
-    """scripts/multinode.py --rolling: rolling restarts then a SIGKILL of the first web node under load."""
-    rolling = rolling_restart(cluster, rounds=rounds)
-    killed = kill_a_web_node(cluster, settle=max(tail_seconds, 3.0))
-    return {"rolling": rolling, "kill": killed}
-
-
-def rolling_restart(cluster: Cluster, *, rounds: int = 1) -> dict:
-    proxy = cluster.proxy
-    webs = cluster.webs()
-    load = Load(proxy.base, token(proxy.base), max_seconds=120 * rounds + 60).start()
-    try:
-        wait_until(lambda: len(load.created) >= 20, "the load to get going", 30, 0.1)
-        windows = []
-        for round_ in range(1, rounds + 1):
-            for node in webs:
-                start = node.terminate()
-
-                def taken_out(node=node) -> str | None:
-                    if proxy.server_states().get(node.name) == "DOWN":
-                        return "while serving" if node.process.poll() is None else "after it stopped"
-                    return None
-
-                # The proxy must see the node fail its readiness while the node still accepts (it drains).
-                out = wait_until(taken_out, f"HAProxy to take {node.name} out", 30, 0.05)
-                out_after = time.monotonic() - start
-                assert out == "while serving", f"{node.name} stopped before HAProxy took it out\n{node.log_tail()}"
-                assert node.process.wait(timeout=45) == 0, node.log_tail()
-                stopped_in = time.monotonic() - start
-                # It drained for the whole SHUTDOWN_DRAIN_SECONDS (5 in serve.sh), web-only node or not.
-                assert stopped_in >= DRAIN_SECONDS, f"{node.name} exited {stopped_in:.1f} s after SIGTERM"
-                node.start()
-                node.wait_ready()
-                proxy.wait_state(node.name, "UP")
-                windows.append((round_, node.name, start, time.monotonic(), out_after, stopped_in))
-        # Requests sent in the last window are still being answered: let them finish.
-        after = time.monotonic()
-        wait_until(lambda: any(a.at >= after for a in list(load.answers)), "one more answer", 30, 0.05)
-    finally:
-        load.stop()
-    stored = {str(row[0]) for row in cluster.sql("SELECT id FROM tasks_market_task")}
-    for round_, name, start, end, out_after, stopped_in in windows:
-        answers, created = load.window(start, end)
-        print(
-            f"round {round_} {name}: restart {end - start:.1f} s (SIGTERM to DOWN {out_after:.1f} s, "
-            f"to exit {stopped_in:.1f} s) requests={len(answers)} statuses[{status_counts(answers)}] "
-            f"failures={len(failures(answers))} writes missing={len([t for t in created if t not in stored])}",
-            flush=True,
-        )
-    everything = load.answers
-    return {
-        "answers": everything,
-        "created": len(load.created),
-        "missing": [task for task in load.created if task not in stored],
-        "retries": proxy.retries(),
-    }
-
-
 def test_a_rolling_restart_behind_haproxy_fails_no_request(cluster, request):
     result = rolling_restart(cluster)
     everything = result["answers"]
@@ -336,65 +264,6 @@ def test_a_rolling_restart_behind_haproxy_fails_no_request(cluster, request):
     assert failures(everything) == [], failures(everything)[:20]
     assert result["missing"] == []
     assert {a.status for a in everything} <= {200, 201}, status_counts(everything)
-
-
-def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0) -> dict:
-    """SIGKILL the first web node under load with retrying clients; restart it afterwards."""
-    proxy = cluster.proxy
-    node = cluster.webs()[0]
-    bearer = token(proxy.base)
-    load = Load(proxy.base, bearer, threads=4, retries=3, max_seconds=120).start()
-    try:
-        wait_until(lambda: len(load.created) >= 20, "the load to get going", 30, 0.1)
-        killed_at = node.kill()
-        wait_until(lambda: proxy.server_states().get(node.name) == "DOWN", f"HAProxy to take {node.name} out", 30, 0.05)
-        down_at = time.monotonic()
-        settled = time.monotonic() + settle
-        wait_until(lambda: time.monotonic() >= settled and len(load.created) >= 40, "load after the kill", 60, 0.1)
-    finally:
-        load.stop()
-    answers = load.answers
-    # The kill window: requests answered after the kill and sent before HAProxy took the node out.
-    in_window = [a for a in answers if a.done >= killed_at and a.at < down_at]
-    outside = [a for a in failures(answers) if a not in in_window]
-    # A POST whose request died with the node holds its Idempotency-Key claim for 5 minutes
-    # (core/idempotency.py): its retries get 409 idempotency_in_progress. Pass the 5 minutes, retry them.
-    in_doubt = [key for key in load.unacknowledged]
-    conflicted = {
-        row[0]
-        for row in cluster.sql(
-            "SELECT key FROM core_idempotencykey WHERE response_status IS NULL AND key = ANY(%s)", list(load.titles)
-        )
-    }
-    cluster.sql(
-        "UPDATE core_idempotencykey SET locked_at = locked_at - interval '6 minutes' "
-        "WHERE response_status IS NULL AND key = ANY(%s)",
-        list(conflicted),
-    )
-    late = []
-    with httpx.Client(base_url=proxy.base, headers={"Authorization": f"Bearer {bearer}"}, timeout=30) as client:
-        for key in sorted(set(in_doubt) | conflicted):
-            response = client.post("/api/v1/tasks", json=load.bodies[key], headers={"Idempotency-Key": key})
-            late.append(Answer(time.monotonic(), "POST late retry", response.status_code, time.monotonic()))
-            if response.status_code == 201:
-                load.created[response.json()["id"]] = 0.0
-    stored = {str(row[0]) for row in cluster.sql("SELECT id FROM tasks_market_task")}
-    titles = stored_titles(cluster)
-    node.start()
-    node.wait_ready()
-    proxy.wait_state(node.name, "UP")
-    return {
-        "answers": answers + late,
-        "out_after": down_at - killed_at,
-        "in_window": in_window,
-        "window_failures": failures(in_window),
-        "outside_failures": outside,
-        "late": late,
-        "missing": [task for task in load.created if task not in stored],
-        "lost": [key for key, title in load.titles.items() if titles[title] == 0],
-        "doubled": [title for title in load.titles.values() if titles[title] > 1],
-        "retries": proxy.retries(),
-    }
 
 
 def test_a_web_node_killed_under_load_is_taken_out_and_retrying_clients_lose_nothing(cluster, request):

@@ -1,4 +1,5 @@
-"""`make serve` nodes behind HAProxy, for scripts/multinode.py and tests/e2e/test_multinode_cluster.py.
+"""`make serve` nodes behind HAProxy: the pieces of scripts/multinode.py's cluster, which
+tests/e2e/test_multinode_cluster.py starts too.
 
 `Node` is scripts/serve.sh (the `make serve` entry point, which execs scripts/supervise.py) started in a
 session of its own with its own VAR_DIR; `Proxy` is HAProxy running docs/haproxy.cfg with the addresses
@@ -26,8 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.e2e.faults_support import _processes_of, wait_until
-from tests.e2e.harness import ROOT, free_port
+from tools.nodes import ROOT, free_port, processes_of, wait_until
 
 FORWARDED_HTTPS = {"X-Forwarded-Proto": "https"}
 
@@ -52,7 +52,7 @@ class Node:
 
     def start(self) -> None:
         with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
+            self.process = subprocess.Popen(  # noqa: S603 (scripts/serve.sh)
                 [str(ROOT / "scripts" / "serve.sh")],
                 cwd=ROOT,
                 env=self.env,
@@ -86,7 +86,7 @@ class Node:
         at = time.monotonic()
         # SIGSTOP first: a child must not see its parent die (PR_SET_PDEATHSIG sends it SIGTERM) and stop
         # cleanly (a beat releasing its lock) before its own SIGKILL.
-        pids = _processes_of(self.var_dir)
+        pids = processes_of(self.var_dir)
         for sig in (signal.SIGSTOP, signal.SIGKILL):
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError):
@@ -122,7 +122,7 @@ class Node:
                 os.killpg(self.process.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
-        for pid in _processes_of(self.var_dir):
+        for pid in processes_of(self.var_dir):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -157,10 +157,10 @@ class Proxy:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        check = subprocess.run([self.binary, "-c", "-f", str(self.config)], capture_output=True, text=True)
+        check = subprocess.run([self.binary, "-c", "-f", str(self.config)], capture_output=True, text=True)  # noqa: S603 (haproxy)
         assert check.returncode == 0, check.stdout + check.stderr
         with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
+            self.process = subprocess.Popen(  # noqa: S603 (Debian's haproxy)
                 [self.binary, "-db", "-f", str(self.config)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
