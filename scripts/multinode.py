@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
@@ -121,8 +122,9 @@ class Cluster:
             var_dir = self.workdir / name / "var"
             var_dir.mkdir(parents=True, exist_ok=True)
             env = node_env(self.env, var_dir, free_port(), roles, host)
-            # Each node's Prometheus exporter on a port of its own (scripts/serve.sh; web on the node's address).
-            env.update(METRICS_PORT=str(free_port()), METRICS_WORKER_PORT=str(free_port()))
+            # Each node's Prometheus exporter on a port of its own (scripts/serve.sh), on the node's address: a
+            # loopback one (127.0.0.x), so no METRICS_TOKEN is needed.
+            env.update(METRICS_HOST=host, METRICS_PORT=str(free_port()), METRICS_WORKER_PORT=str(free_port()))
             if roles == "worker":
                 env["CELERY_NODE_NAME"] = f"{name}@multinode"
             self.nodes[name] = Node(name, env, var_dir, int(env["PORT"]), self.workdir / name / "serve.log", host=host)
@@ -300,19 +302,32 @@ def rolling_restart(cluster: Cluster, *, rounds: int = 1) -> dict:
     }
 
 
-def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0) -> dict:
-    """SIGKILL the first web node under load with retrying clients; restart it afterwards."""
+def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0, hold: bool = False) -> dict:
+    """SIGKILL the first web node under load; restart it afterwards.
+
+    Half the load's clients send each POST with an Idempotency-Key and retry it with the same key; the other
+    half send none and never retry. Every POST is counted: at most one task each, exactly one for each 201
+    and for each keyed POST once retried. With `hold` (a cluster on tests/e2e/multinode_settings.py) the node
+    is killed while it holds the answers to one POST of each kind whose task it committed: the moment where a
+    proxy that sends a request again to the other node doubles an unkeyed POST.
+    """
     proxy = cluster.proxy
     node = cluster.webs()[0]
     bearer = token(proxy.base)
-    load = Load(proxy.base, bearer, threads=4, retries=3, max_seconds=120).start()
+    load = Load(proxy.base, bearer, threads=4, unkeyed=2, retries=3, max_seconds=120).start()
+    held: dict[str, str] = {}  # kind -> title
+    senders: list[threading.Thread] = []
     try:
         wait_until(lambda: len(load.created) >= 20, "the load to get going", 30, 0.1)
+        if hold:
+            held, senders = held_posts(cluster, node, load)
         killed_at = node.kill()
         wait_until(lambda: proxy.server_states().get(node.name) == "DOWN", f"HAProxy to take {node.name} out", 30, 0.05)
         down_at = time.monotonic()
         settled = time.monotonic() + settle
         wait_until(lambda: time.monotonic() >= settled and len(load.created) >= 40, "load after the kill", 60, 0.1)
+        for sender in senders:
+            sender.join(timeout=60)
     finally:
         load.stop()
     answers = load.answers
@@ -345,6 +360,8 @@ def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0) -> dict:
     node.start()
     node.wait_ready()
     proxy.wait_state(node.name, "UP")
+    keyed = set(load.titles.values())
+    unkeyed = {title: status for title, status in load.outcomes.items() if title not in keyed}
     return {
         "answers": answers + late,
         "out_after": down_at - killed_at,
@@ -354,9 +371,53 @@ def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0) -> dict:
         "late": late,
         "missing": [task for task in load.created if task not in stored],
         "lost": [key for key, title in load.titles.items() if titles[title] == 0],
-        "doubled": [title for title in load.titles.values() if titles[title] > 1],
+        "doubled": [title for title in load.outcomes if titles[title] > 1],
+        "posts": {"keyed": len(keyed), "unkeyed": len(unkeyed)},
+        # Unkeyed POSTs that got no 201: each may have made its task (1) or not (0), never two.
+        "unkeyed_unanswered": {title: (status, titles[title]) for title, status in unkeyed.items() if status != 201},
+        # The POSTs the node held when it was killed: what the client got in the end, and the tasks made.
+        "held": {kind: (load.outcomes[title], titles[title]) for kind, title in held.items()},
         "retries": proxy.retries(),
     }
+
+
+def held_posts(cluster: Cluster, node: Node, load: Load) -> tuple[dict[str, str], list[threading.Thread]]:
+    """A keyed and an unkeyed POST whose tasks `node` committed and whose answers it holds (for 10 s,
+    tests/e2e/multinode_hold.py); the other web nodes are drained meanwhile so that the proxy sends both to
+    `node`. Their titles by kind, and the threads waiting for their answers. Both are held within 8 s of
+    each other, so both still are when the caller kills `node` right after."""
+    others = [web for web in cluster.webs() if web is not node]
+    held = {kind: f"Held copy {kind} {uuid.uuid4().hex[:13]}" for kind in ("keyed", "unkeyed")}
+    tokens = {kind: f"held-{kind}-{uuid.uuid4().hex[:8]}" for kind in held}
+    senders = [
+        threading.Thread(
+            target=load.post_one,
+            args=(title,),
+            kwargs={"keyed": kind == "keyed", "headers": {"X-Multinode-Hold": tokens[kind]}},
+            daemon=True,
+        )
+        for kind, title in held.items()
+    ]
+    for web in others:
+        cluster.proxy.set_state(web.name, "drain")
+    try:
+        for sender in senders:
+            sender.start()
+        markers = [node.var_dir / "held" / hold_token for hold_token in tokens.values()]
+        wait_until(lambda: all(held_status(marker) for marker in markers), f"{node.name} to hold both", 8, 0.02)
+    finally:
+        for web in others:
+            cluster.proxy.set_state(web.name, "ready")
+    assert all(held_status(marker) == "201" for marker in markers), "a held POST made no task"
+    return held, senders
+
+
+def held_status(marker: Path) -> str:
+    """The status of the answer a node holds, once it holds it."""
+    try:
+        return marker.read_text()
+    except FileNotFoundError:
+        return ""
 
 
 def main() -> int:

@@ -3,8 +3,9 @@ tests/e2e/test_multinode_cluster.py starts too.
 
 `Node` is scripts/serve.sh (the `make serve` entry point, which execs scripts/supervise.py) started in a
 session of its own with its own VAR_DIR; `Proxy` is HAProxy running docs/haproxy.cfg with the addresses
-of this machine; `Load` is a steady mix of reads and idempotent writes through the proxy that records
-every answer. Everything started here is stopped by its `stop()`, whatever state it is in.
+of this machine; `Load` is a steady mix of reads and writes (with an Idempotency-Key or, for some clients,
+without) through the proxy that records every answer. Everything started here is stopped by its `stop()`,
+whatever state it is in.
 """
 
 from __future__ import annotations
@@ -189,6 +190,15 @@ class Proxy:
                 data += chunk
         return list(csv.DictReader(io.StringIO(data.decode().lstrip("# "))))
 
+    def set_state(self, server: str, state: str) -> None:
+        """`set server` on the stats socket: "drain" (no new requests) or "ready" (back in the rotation)."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(5)
+            sock.connect(str(self.stats_socket))
+            sock.sendall(f"set server web/{server} state {state}\n".encode())
+            answer = sock.recv(4096).decode().strip()
+        assert answer == "", answer  # HAProxy says nothing when it did it
+
     def wait_state(self, server: str, state: str, timeout: float = 30) -> None:
         wait_until(lambda: self.server_states().get(server) == state, f"HAProxy to see {server} {state}", timeout, 0.1)
 
@@ -230,7 +240,10 @@ class Load:
     """`threads` clients through the proxy, each a GET of open tasks then a POST of a new task (its own
     Idempotency-Key and title) in a loop, until stopped, `max_requests` were sent or `max_seconds` passed.
     With `retries`, a POST that got no answer or a 5xx is sent again with the same key and body (recorded
-    as op "POST retry"), as a client of the API should; `titles` maps each key to its task's title."""
+    as op "POST retry"), as a client of the API should; `titles` maps each key to its task's title.
+    The first `unkeyed` clients send their POSTs without a key (op "POST unkeyed") and never send one
+    again: they cannot tell whether a POST that got no answer was applied. `outcomes` maps the title of
+    every POST, of either kind, to what its last attempt got."""
 
     base: str
     token: str
@@ -244,11 +257,18 @@ class Load:
     titles: dict[str, str] = field(default_factory=dict)  # Idempotency-Key -> title
     bodies: dict[str, dict] = field(default_factory=dict)  # Idempotency-Key -> the body sent with it
     unacknowledged: list[str] = field(default_factory=list)  # keys whose every attempt failed
+    unkeyed: int = 0
+    outcomes: dict[str, int | str] = field(default_factory=dict)  # title -> its last status, or "error:..."
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _workers: list[threading.Thread] = field(default_factory=list)
 
     def _call(self, client: httpx.Client, op: str, method: str, path: str, **kwargs) -> httpx.Response | None:
+        return self._send(client, op, method, path, **kwargs)[0]
+
+    def _send(
+        self, client: httpx.Client, op: str, method: str, path: str, **kwargs
+    ) -> tuple[httpx.Response | None, Answer]:
         at = time.monotonic()
         try:
             response = client.request(method, path, **kwargs)
@@ -256,38 +276,62 @@ class Load:
             status, response = f"error:{type(exc).__name__}", None
         else:
             status = response.status_code
+        answer = Answer(at, op, status, time.monotonic())
         with self._lock:
-            self.answers.append(Answer(at, op, status, time.monotonic()))
-        return response
+            self.answers.append(answer)
+        return response, answer
 
     def _run(self, n: int) -> None:
-        headers = {"Authorization": f"Bearer {self.token}"}
         deadline = time.monotonic() + self.max_seconds
-        with httpx.Client(base_url=self.base, headers=headers, timeout=40) as client:
+        with httpx.Client(base_url=self.base, headers=self._headers(), timeout=40) as client:
             while not self._stop.is_set() and time.monotonic() < deadline and len(self.answers) < self.max_requests:
                 self._call(client, "GET", "GET", "/api/v1/tasks", params={"scope": "open", "limit": 10})
+                if n < self.unkeyed:
+                    self._post_unkeyed(client, f"Unkeyed copy {n}-{uuid.uuid4().hex[:13]}")
+                    self._stop.wait(self.pause)
+                    continue
                 key = str(uuid.uuid4())
-                title = f"Rolling restart copy {n}-{key[:13]}"
-                body = task_body(title)
-                with self._lock:
-                    self.titles[key] = title
-                    self.bodies[key] = body
-                sent = time.monotonic()
-                for attempt in range(self.retries + 1):
-                    op = "POST retry" if attempt else "POST"
-                    response = self._call(
-                        client, op, "POST", "/api/v1/tasks", json=body, headers={"Idempotency-Key": key}
-                    )
-                    if response is not None and response.status_code < 500:
-                        break
-                    self._stop.wait(0.2 * (attempt + 1))
-                if response is not None and response.status_code == 201:
-                    with self._lock:
-                        self.created[response.json()["id"]] = sent
-                elif response is None or response.status_code >= 500:
-                    with self._lock:
-                        self.unacknowledged.append(key)
+                self._post_keyed(client, key, f"Rolling restart copy {n}-{key[:13]}")
                 self._stop.wait(self.pause)
+
+    def post_one(self, title: str, *, keyed: bool, headers: dict[str, str]) -> None:
+        """One more POST of either kind, on a connection of its own with these headers."""
+        with httpx.Client(base_url=self.base, headers=self._headers(headers), timeout=40) as client:
+            if keyed:
+                self._post_keyed(client, str(uuid.uuid4()), title)
+            else:
+                self._post_unkeyed(client, title)
+
+    def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}", **(extra or {})}
+
+    def _post_keyed(self, client: httpx.Client, key: str, title: str) -> None:
+        body = task_body(title)
+        with self._lock:
+            self.titles[key] = title
+            self.bodies[key] = body
+        sent = time.monotonic()
+        for attempt in range(self.retries + 1):
+            op = "POST retry" if attempt else "POST"
+            response, answer = self._send(
+                client, op, "POST", "/api/v1/tasks", json=body, headers={"Idempotency-Key": key}
+            )
+            if response is not None and response.status_code < 500:
+                break
+            self._stop.wait(0.2 * (attempt + 1))
+        with self._lock:
+            self.outcomes[title] = answer.status
+            if answer.status == 201:
+                self.created[response.json()["id"]] = sent
+            elif response is None or response.status_code >= 500:
+                self.unacknowledged.append(key)
+
+    def _post_unkeyed(self, client: httpx.Client, title: str) -> None:
+        response, answer = self._send(client, "POST unkeyed", "POST", "/api/v1/tasks", json=task_body(title))
+        with self._lock:
+            self.outcomes[title] = answer.status
+            if answer.status == 201:
+                self.created[response.json()["id"]] = answer.at
 
     def start(self) -> Load:
         self._workers = [threading.Thread(target=self._run, args=(n,), daemon=True) for n in range(self.threads)]
