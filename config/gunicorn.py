@@ -8,7 +8,7 @@ Everything can be tuned from the environment:
   speaks plain HTTP and must sit behind a TLS-terminating proxy listed in TRUSTED_PROXIES
 - GUNICORN_ACCESS_LOG: `1` (default) logs one JSON line per request, `0` turns that off
 - METRICS_PORT (with PROMETHEUS_MULTIPROC_DIR, as scripts/serve.sh sets them): the master serves every worker's
-  Prometheus metrics on METRICS_HOST:METRICS_PORT (docs/operations.md#metrics-and-traces)
+  Prometheus metrics on METRICS_HOST:METRICS_PORT, behind METRICS_TOKEN when set (docs/operations.md#metrics-and-traces)
 
 Why gthread workers with 8 threads each: docs/operations.md#worker-model. Each thread keeps its own
 PostgreSQL connection (CONN_MAX_AGE): 2 x cores x 8 per host, which PostgreSQL's max_connections (or a
@@ -94,7 +94,7 @@ def when_ready(server) -> None:
     server.log.info("listening on %s with %s workers x %s threads", ", ".join(bind), workers, threads)
     # The workers' metrics, served by the master on a port of its own (docs/operations.md#metrics-and-traces).
     if metrics.ENABLED and os.environ.get("METRICS_PORT"):
-        metrics.start_exporter(int(os.environ["METRICS_PORT"]), host=os.environ.get("METRICS_HOST") or "127.0.0.1")
+        metrics.start_exporter(int(os.environ["METRICS_PORT"]))
 
 
 def pre_fork(server, worker) -> None:

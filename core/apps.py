@@ -8,7 +8,8 @@ class CoreConfig(AppConfig):
     def ready(self) -> None:
         from django.urls import register_converter
 
-        from core import metrics, observability, signals  # noqa: F401  (signals: connects the receivers)
+        # signals: connects the receivers; checks: registers the deploy checks.
+        from core import checks, metrics, observability, signals  # noqa: F401
         from core.api.converters import LenientUUIDConverter
 
         # `<uid:name>`: a UUID path parameter that is a 422, not a 404, when malformed.

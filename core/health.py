@@ -1,8 +1,22 @@
-"""Real checks of what the service needs: database, cache and broker."""
+"""Real checks of what the service needs: database, cache and broker, remembered for a moment.
+
+`/health` is public and not rate limited (load balancers probe it), so a flood of it must not become a
+flood of cache writes and broker connections. `readiness()` keeps the last result per process:
+
+- the checks run at most once per HEALTH_CHECK_INTERVAL seconds in a process (0: on every call);
+- at most one call runs them at a time; a call that finds them running answers the last result at once
+  rather than wait or check too (only the process's first calls, with no result yet, wait for one);
+- a result is never answered past its interval unless a check is running, so after a dependency changes
+  state every process answers the new state within the interval plus one check's run.
+
+docs/operations.md#health-and-logs says what a probe sees.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import uuid
 
 from celery import current_app
@@ -56,3 +70,38 @@ def run_checks() -> dict[str, str]:
         else:
             results[name] = "ok"
     return results
+
+
+# The last result and when its run started (time.monotonic()), swapped as one tuple; the lock is held by the
+# one call that runs the checks.
+_last: tuple[dict[str, str], float] | None = None
+_running = threading.Lock()
+
+
+def readiness() -> dict[str, str]:
+    """run_checks(), remembered for HEALTH_CHECK_INTERVAL seconds in this process (see the module's docstring)."""
+    global _last
+    interval = settings.HEALTH_CHECK_INTERVAL
+    if interval <= 0:
+        return run_checks()
+    last = _last
+    if last is not None and time.monotonic() - last[1] < interval:
+        return last[0]
+    if not _running.acquire(blocking=last is None):
+        return last[0]  # another call is checking: the last result meanwhile
+    try:
+        last = _last
+        if last is not None and time.monotonic() - last[1] < interval:
+            return last[0]  # it finished while this call waited for the lock
+        started = time.monotonic()
+        results = run_checks()
+        _last = (results, started)
+        return results
+    finally:
+        _running.release()
+
+
+def readiness_forget() -> None:
+    """Drop the remembered result (tests)."""
+    global _last
+    _last = None

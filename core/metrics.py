@@ -7,7 +7,9 @@ mode rather than django-prometheus, what is exposed and how it is kept private: 
 Every process of a role (gunicorn's workers, Celery's prefork children) writes its samples to memory-mapped
 files in that directory; one exporter per role (the gunicorn master, the Celery worker's main process) reads
 them all on a scrape, on its own port (METRICS_PORT for the web, METRICS_WORKER_PORT for the worker), which
-the load balancer never forwards.
+the load balancer never forwards. The exporters listen on METRICS_HOST (loopback by default); with
+METRICS_TOKEN set they answer only scrapes that send it as a bearer token, and on any other address than
+loopback they refuse to start without one (as `check --deploy` does: core.checks).
 
 The business counters are defined here once and incremented by the apps at their service points with
 `business_count(...)`, after the transaction commits (a rolled-back change counts nothing).
@@ -16,14 +18,20 @@ The business counters are defined here once and incremented by the apps at their
 from __future__ import annotations
 
 import functools
+import hmac
+import ipaddress
 import logging
 import os
+import socket
+import threading
 import time
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from django.core.cache.backends.base import BaseCache
 from django.db import transaction
 from django.urls import Resolver404, resolve
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
 from prometheus_client.core import GaugeMetricFamily
 
 logger = logging.getLogger(__name__)
@@ -210,19 +218,71 @@ def _start_worker_exporter(**kwargs) -> None:
 
     port = int(os.environ.get("METRICS_WORKER_PORT") or 0)
     if port:
-        start_exporter(port, host=os.environ.get("METRICS_HOST") or "127.0.0.1", celery_app=current_app)
+        start_exporter(port, celery_app=current_app)
 
 
-def start_exporter(port: int, *, host: str = "127.0.0.1", celery_app=None) -> None:
-    """Serve every process's samples of this role (the multiprocess directory) on host:port, in a thread."""
-    from prometheus_client import multiprocess, start_http_server
+def start_exporter(port: int, *, celery_app=None) -> None:
+    """Serve every process's samples of this role (the multiprocess directory) on METRICS_HOST:port, in a thread."""
+    from django.conf import settings
+    from prometheus_client import multiprocess
 
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)
     if celery_app is not None:
         registry.register(QueueDepthCollector(celery_app))
-    start_http_server(port, addr=host, registry=registry)
-    logger.info("metrics on http://%s:%s/metrics", host, port)
+    serve(registry, port, host=settings.METRICS_HOST, token=settings.METRICS_TOKEN)
+
+
+def bind_is_private(host: str) -> bool:
+    """Whether an exporter bound to `host` is reachable from this machine only: a loopback address."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name, or "" (every interface)
+        return False
+
+
+class _ExporterServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a scrape in flight never holds up the process's exit
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):
+        """No access log: Prometheus scrapes every few seconds."""
+
+
+def _bearer_only(app, token: str):
+    expected = f"Bearer {token}".encode()
+
+    def guarded(environ, start_response):
+        if hmac.compare_digest(environ.get("HTTP_AUTHORIZATION", "").encode(), expected):
+            return app(environ, start_response)
+        start_response("401 Unauthorized", [("Content-Type", "text/plain"), ("WWW-Authenticate", "Bearer")])
+        return [b"401 Unauthorized: send METRICS_TOKEN as a bearer token\n"]
+
+    return guarded
+
+
+def serve(registry: CollectorRegistry, port: int, *, host: str, token: str) -> WSGIServer | None:
+    """Serve `registry` at http://host:port/metrics in a daemon thread; with `token`, only to requests that send
+    `Authorization: Bearer <token>`. A host other than loopback without a token is refused: logged at ERROR,
+    nothing listens (the exporter-down alert then fires), None is returned."""
+    if not token and not bind_is_private(host):
+        logger.error(
+            "metrics exporter not started: METRICS_HOST %r is not a loopback address and METRICS_TOKEN is empty",
+            host,
+        )
+        return None
+    app = make_wsgi_app(registry)
+    if token:
+        app = _bearer_only(app, token)
+    family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+    server_class = type("ExporterServer", (_ExporterServer,), {"address_family": family})
+    server = make_server(host, port, app, server_class, handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, name="metrics-exporter", daemon=True).start()
+    logger.info("metrics on http://%s:%s/metrics%s", host, port, " (bearer token)" if token else "")
+    return server
 
 
 def mark_process_dead(pid: int) -> None:

@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 # Exact paths with a rule of their own (any method).
 _EXACT = {
+    "/api/v1/auth/register": "auth_register",
     "/api/v1/auth/password/reset": "auth_password_reset",
     "/api/v1/auth/password/reset/confirm": "auth_password_reset_confirm",
     "/api/v1/brief/generate": "brief_generate",

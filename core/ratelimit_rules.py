@@ -34,5 +34,7 @@ RULES: dict[str, Rule] = {
         # Each reset request mails the account's owner, and each confirm guesses a token.
         Rule("auth_password_reset", 5, HOUR),
         Rule("auth_password_reset_confirm", 10, MINUTE),
+        # Each registration is a new account with free credits: one client opens few an hour.
+        Rule("auth_register", 10, HOUR),
     )
 }

@@ -28,7 +28,8 @@ def on_payout(event: ProviderEvent) -> None:
         reason = _str(event.object.get("failure_message")) or _str(event.object.get("failure_code"))
         metadata = event.object.get("metadata") if isinstance(event.object.get("metadata"), dict) else {}
         ours = _str(metadata.get("payout_id"))  # set by payout_send: the event may overtake the create's answer
-        payout_settle(provider_payout_id=payout_id, paid=paid, reason=reason, payout_id=ours)
+        # Refused when the event's connected account is not the payout's (payout_settle).
+        payout_settle(provider_payout_id=payout_id, paid=paid, reason=reason, payout_id=ours, account=event.account)
 
 
 def _intent(obj: dict) -> str:

@@ -58,10 +58,11 @@ else
 fi
 # Metrics (docs/operations.md#metrics-and-traces): with METRICS_PORT set, the web role's exporter listens on
 # METRICS_HOST:METRICS_PORT and the worker's on METRICS_WORKER_PORT (default METRICS_PORT + 1); each role's
-# processes share a multiprocess directory of their own, emptied at each start.
+# processes share a multiprocess directory of their own, emptied at each start. METRICS_HOST is loopback
+# unless set, whatever HOST is; any other address needs METRICS_TOKEN (the exporters refuse to start without).
 web_env="" worker_env=""
 if [ -n "${METRICS_PORT:-}" ]; then
-  export METRICS_HOST=${METRICS_HOST:-$HOST} METRICS_WORKER_PORT=${METRICS_WORKER_PORT:-$((METRICS_PORT + 1))}
+  export METRICS_HOST=${METRICS_HOST:-127.0.0.1} METRICS_WORKER_PORT=${METRICS_WORKER_PORT:-$((METRICS_PORT + 1))}
   rm -rf "$VAR_DIR/metrics" && mkdir -p "$VAR_DIR/metrics/web" "$VAR_DIR/metrics/worker"
   web_env="env PROMETHEUS_MULTIPROC_DIR=$(printf %q "$VAR_DIR/metrics/web") "
   worker_env="env PROMETHEUS_MULTIPROC_DIR=$(printf %q "$VAR_DIR/metrics/worker") "

@@ -53,3 +53,6 @@ MEDIA_ROOT = os.environ.get("MEDIA_ROOT", f"/tmp/brandmarket-test-media{_XDIST_W
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = None  # nothing is collected in tests; the finders serve the apps' files
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"  # mail.outbox
+# Tests change what /health checks between calls in one process: no remembered result (tests/core/test_health.py
+# turns it on where it tests it).
+HEALTH_CHECK_INTERVAL = 0

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+
+from core import health
 
 pytestmark = pytest.mark.django_db
 
@@ -58,3 +63,53 @@ def test_an_unknown_probe_is_422(api):
 
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["query", "probe"]
+
+
+# --- Remembered readiness (core.health.readiness; docs/operations.md#health-and-logs) -----------------------
+
+
+@pytest.fixture
+def remembered(settings):
+    """Readiness remembered as in production (config.settings.test turns it off), from a clean slate."""
+    settings.HEALTH_CHECK_INTERVAL = 1.0
+    health.readiness_forget()
+    yield
+    health.readiness_forget()
+
+
+def test_a_result_is_answered_again_within_its_interval_only(api, settings, remembered):
+    assert api.get("/health").status_code == 200
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0"}
+    }
+
+    assert api.get("/health").status_code == 200  # remembered: the cache was not touched
+    time.sleep(settings.HEALTH_CHECK_INTERVAL)
+    assert api.get("/health").status_code == 503
+
+
+def test_while_one_probe_checks_the_others_answer_the_last_result_at_once(monkeypatch, settings, remembered):
+    running, release, runs, answers = threading.Event(), threading.Event(), [], []
+
+    def broker() -> None:
+        runs.append(1)
+        if len(runs) > 1:  # the second run finds the broker gone, and takes its time to say so
+            running.set()
+            release.wait(timeout=30)
+            raise ConnectionError("broker gone")
+
+    monkeypatch.setattr(health, "CHECKS", {"broker": broker})
+    assert health.readiness() == {"broker": "ok"}
+    time.sleep(settings.HEALTH_CHECK_INTERVAL)  # past the interval: the next probe checks again
+    checking = threading.Thread(target=lambda: answers.append(health.readiness()))
+    checking.start()
+    assert running.wait(timeout=30)
+
+    others = [health.readiness() for _ in range(20)]  # would wait, or check too, if not answered at once
+
+    release.set()
+    checking.join(timeout=30)
+    assert others == [{"broker": "ok"}] * 20 and len(runs) == 2
+    assert answers == [{"broker": "error: ConnectionError"}]
+    assert health.readiness() == {"broker": "error: ConnectionError"}  # the new result, remembered
+    assert len(runs) == 2

@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 
 import core.ratelimit
+from accounts.models import User
 from core.models import RateLimitOverride
 from core.ratelimit import classify
 from core.ratelimit_rules import RULES
@@ -32,6 +33,7 @@ RATE_LIMITED_BODY = {"detail": "Rate limit exceeded. Try again later.", "code": 
         ("GET", "/api/v1/brief/suggestions", "/api/v1/brief/suggestions", 60, 3600),
         ("POST", "/api/v1/signature/tagline", "/api/v1/signature/tagline", 10, 3600),
         ("POST", "/api/v1/signature/scrape-website", "/api/v1/signature/scrape-website", 5, 3600),
+        ("POST", "/api/v1/auth/register", "/api/v1/auth/register", 10, 3600),
         ("GET", "/api/v1/brands/x/competitors", "/api/v1/brands", 300, 60),
         ("PATCH", "/api/v1/brands/x", "/api/v1/brands", 300, 60),
         ("GET", "/admin/", "/admin", 300, 60),
@@ -99,6 +101,23 @@ def test_counted_responses_carry_the_headers(api):
     assert first["X-RateLimit-Remaining"] == "299"
     assert second["X-RateLimit-Remaining"] == "298"
     assert abs(int(first["X-RateLimit-Reset"]) - int(second["X-RateLimit-Reset"])) <= 1
+
+
+def test_a_client_registers_ten_accounts_an_hour(api):
+    """Each account comes with free credits: the eleventh registration of the hour is refused, creates
+    nothing, and another client still registers (docs/decisions.md#rate-limits)."""
+    other = HttpsAPIClient(REMOTE_ADDR="10.1.2.3")
+    body = {"password": "correct horse battery"}
+    with one_window(bucket_window(RULES["auth_register"]), bucket_window(RULES["auth_register"], "10.1.2.3")):
+        created = [api.post("/api/v1/auth/register", {**body, "email": f"u{n}@example.com"}) for n in range(10)]
+        refused = api.post("/api/v1/auth/register", {**body, "email": "u10@example.com"})
+        elsewhere = other.post("/api/v1/auth/register", {**body, "email": "other@example.com"})
+
+    assert [r.status_code for r in created] == [201] * 10
+    assert created[0]["X-RateLimit-Limit"] == "10" and created[-1]["X-RateLimit-Remaining"] == "0"
+    assert refused.status_code == 429 and refused.json() == RATE_LIMITED_BODY
+    assert not User.objects.filter(email="u10@example.com").exists()
+    assert elsewhere.status_code == 201
 
 
 def test_buckets_are_separate(api):

@@ -34,6 +34,7 @@ from tests.conftest import client_with_token, jwt_for
 from tests.support.stripe_server import stored_intent, stripe_event, stripe_stand_in
 from tests.tasks_market.conftest import Receiver, place_bid, post_task, register_agent
 from tests.tasks_market.factories import delivering_task, text_artefact
+from webhooks_app.models import InboundEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the after-commit jobs (transfer, dispatch) run
 
@@ -211,6 +212,39 @@ def test_a_payout_is_paid_once_whether_the_event_or_our_record_comes_first(
     assert [c.account for c in stripe.posts("/v1/payouts")] == [account_id] * len(stripe.posts("/v1/payouts"))
     assert balance(bob_api)["paid_out"] == Decimal("135")
     assert client_with_token(jwt_for(stored.owner)).get("/api/v1/payouts").json()["items"][0]["status"] == "paid"
+
+
+@pytest.mark.parametrize(
+    ("order", "sent_by"),
+    [("record_first", "acct_someone_else"), ("event_first", "acct_someone_else"), ("record_first", None)],
+)
+def test_a_payout_event_of_another_account_is_rejected_and_changes_nothing(
+    api, alice_api, bob_api, stripe, agent_server, order, sent_by
+):
+    account_id, payout = _available_payout(api, alice_api, bob_api, stripe, agent_server)
+    if order == "record_first":
+        payout_send(payout_id=payout.pk)
+    else:  # not yet bound to Stripe's id: the forged event names our payout in its metadata
+        StripePaymentProvider.from_settings().create_payout(
+            account_id=account_id,
+            amount=payout.amount,
+            currency=payout.currency,
+            metadata={"payout_id": str(payout.id)},
+            idempotency_key=payout.idempotency_key,
+        )
+    [po] = stripe.payouts
+    before = Payout.objects.values("status", "provider_payout_id").get(pk=payout.pk)
+    body = {k: v for k, v in stripe.payouts[po].items() if k != "_account"}
+    forged = stripe_event("payout.failed", {**body, "status": "failed"}, account=sent_by)
+
+    assert post(api, forged) == "rejected"
+
+    event = InboundEvent.objects.get(event_id=forged.event_id)
+    assert event.status == "rejected" and str(payout.id) in event.last_error
+    assert Payout.objects.values("status", "provider_payout_id").get(pk=payout.pk) == before
+    assert balance(bob_api)["paid_out"] == Decimal("135")  # the money is not given back to available
+    assert post(api, stripe.settle_payout(po)) == "processed"  # the account's own event still settles it
+    assert Payout.objects.get(pk=payout.pk).status == "paid"
 
 
 # --- A dispute split on Stripe ----------------------------------------------------------------------
