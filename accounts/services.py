@@ -28,14 +28,17 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import RefreshToken
 from rest_framework_simplejwt.utils import datetime_from_epoch, get_md5_hash_password
 
-from accounts.models import ApiKey, User, normalise_email
+from accounts.addresses import mailing_address
+from accounts.closure import account_closing_steps_run
+from accounts.models import ApiKey, User
 from accounts.review import review_items_of
 from accounts.selectors import RECOVERY_REVIEW_PERIOD
 from accounts.throttle import login_attempt_begin, login_attempt_forget
+from accounts.verification import email_verification_queue, email_verified_mark
 from assistant.services import credits_grant_signup
 from core.api.validation import RequestValidationError, error
 from core.enqueue import enqueue_after_commit
-from core.errors import Conflict, InputRejected, NotFound
+from core.errors import Conflict, EmailUnverified, InputRejected, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -51,12 +54,21 @@ class EmailTaken(Conflict):
 
 
 def user_create(
-    *, email: str, password: str, is_staff: bool = False, is_superuser: bool = False, credits: int | None = None
+    *,
+    email: str,
+    password: str,
+    is_staff: bool = False,
+    is_superuser: bool = False,
+    credits: int | None = None,
+    email_verified: bool = False,
 ) -> User:
-    """A new account. Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger. Staff is not
-    a superuser: it has only the permissions given to it or its groups; a superuser is always staff too."""
-    email = normalise_email(email)
-    if User.objects.filter(email=email).exists():
+    """A new account, its address kept as given. Unverified (a registration), it is mailed a verification
+    token after commit; `email_verified` is for accounts an operator makes (`create_user`, the demo).
+    Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger, once its address is verified
+    (at once when created verified). Staff is not a superuser: it has only the permissions given to it or
+    its groups; a superuser is always staff too."""
+    email = email.strip()
+    if User.objects.with_address(email).exists():
         raise EmailTaken()
     try:
         with transaction.atomic():
@@ -66,10 +78,14 @@ def user_create(
                 is_staff=is_staff or is_superuser,
                 is_superuser=is_superuser,
                 credits=credits or 0,
+                email_verified_at=timezone.now() if email_verified else None,
+                signup_grant_pending=credits is None and not email_verified,
             )
-            if credits is None:
+            if credits is None and email_verified:
                 credits_grant_signup(user=user)
                 user.refresh_from_db(fields=["credits"])
+            if not email_verified:
+                email_verification_queue(user=user)
             return user
     except IntegrityError as exc:  # a concurrent registration won the race
         raise EmailTaken() from exc
@@ -210,16 +226,17 @@ def password_reset_request(*, email: str) -> None:
     """Queue the reset mail for this address, after commit, whether or not an account has it: the
     request does the same work for every address, so neither its answer nor its timing tells."""
     # An unreachable broker is logged by the helper; the answer stays 202 and the user asks again.
-    enqueue_after_commit("accounts.tasks.password_reset_mail", normalise_email(email))
+    enqueue_after_commit("accounts.tasks.password_reset_mail", email.strip())
 
 
 def password_reset_mail_send(*, email: str) -> bool:
     """Mail a reset token to the active account with this address, if there is one (at most one mail per
     address per PASSWORD_RESET_MAIL_INTERVAL). Runs in a Celery task, so a request cannot time it."""
-    user = User.objects.filter(email=normalise_email(email), is_active=True).first()
+    user = User.objects.with_address(email).filter(is_active=True).first()
     if user is None or not user.has_usable_password():
         return False
     interval = settings.PASSWORD_RESET_MAIL_INTERVAL
+    # Atomic in the shared cache (Redis), so one mark holds for every worker process and node.
     if interval and not cache.add(f"password-reset-mail:{user.pk}", 1, interval):
         return False
     token = password_reset_token_make(user=user)
@@ -233,7 +250,7 @@ def password_reset_mail_send(*, email: str) -> bool:
         subject="Reset your password",
         message=render_to_string("accounts/password_reset_email.txt", context),
         from_email=None,
-        recipient_list=[user.email],
+        recipient_list=[user.mailing_address],
     )
     return True
 
@@ -241,8 +258,10 @@ def password_reset_mail_send(*, email: str) -> bool:
 def password_reset_confirm(*, token: str, new_password: str) -> None:
     """Set a new password with a token from the newest reset mail; single use, expiring. Whoever held the
     account before is shut out in the same transaction: every session and every API key is revoked. The
-    owner is then mailed a notice listing where the account sends data (accounts.review), to check for
-    what they did not set up (see docs/decisions.md#identity-and-authentication)."""
+    mail reached the address, so the address is verified too (with the sign-up credits still due): how the
+    owner of an address someone else registered takes the account. The owner is then mailed a notice
+    listing where the account sends data (accounts.review), to check for what they did not set up (see
+    docs/decisions.md#identity-and-authentication)."""
     refused = InputRejected("The reset token is invalid, used or expired.", loc=["body", "token"])
     uidb64, _, secret = token.partition(".")
     try:
@@ -264,6 +283,8 @@ def password_reset_confirm(*, token: str, new_password: str) -> None:
         user.save(update_fields=["password", "password_reset_at"])
         refresh_tokens_revoke_all(user=user)
         ApiKey.objects.active().filter(user=user).update(revoked_at=now)
+        # The token hashes the address (Django's generator), so it is the one the mail went to.
+        email_verified_mark(user=user)
         enqueue_after_commit("accounts.tasks.password_reset_notice_mail", str(user.pk))
 
 
@@ -285,7 +306,7 @@ def password_reset_notice_send(*, user_id: str) -> bool:
         subject="Your password was reset",
         message=render_to_string("accounts/password_reset_done_email.txt", context),
         from_email=None,
-        recipient_list=[user.email],
+        recipient_list=[user.mailing_address],
     )
     return True
 
@@ -293,25 +314,27 @@ def password_reset_notice_send(*, user_id: str) -> bool:
 def user_update(*, user: User, current_password: str, client_ip: str, email: str | None = None) -> User:
     """Change what a user may change of themselves: the e-mail, with the current password. A taken address
     is a 409, which tells that it exists, so each one costs the client a failed login, as at registration
-    (docs/decisions.md#security); the old address is told of the change once it is committed."""
+    (docs/decisions.md#security). Any other spelling is a new address: unverified until the token mailed
+    to it comes back; the old address is told of the change once it is committed."""
     current_password_check(user=user, password=current_password, client_ip=client_ip)
-    if email is None or normalise_email(email) == user.email:
+    if email is None or email.strip() == user.email:
         return user
-    old_email, new_email = user.email, normalise_email(email)
+    old_email, old_verified_at, new_email = user.email, user.email_verified_at, email.strip()
     attempt = login_attempt_begin(email=None, client_ip=client_ip)  # counted before the address is looked up
-    if User.objects.filter(email=new_email).exclude(pk=user.pk).exists():
+    if User.objects.with_address(new_email).exclude(pk=user.pk).exists():
         raise EmailTaken()
     try:
         with transaction.atomic():
-            user.email = new_email
-            user.save(update_fields=["email"])
+            user.email, user.email_verified_at = new_email, None
+            user.save(update_fields=["email", "email_verified_at"])
             changed_at = timezone.now().isoformat(timespec="seconds")
             enqueue_after_commit("accounts.tasks.email_change_notice_mail", str(user.pk), old_email, changed_at)
+            email_verification_queue(user=user)
     except IntegrityError as exc:  # a concurrent change or registration took it meanwhile
-        user.email = old_email
+        user.email, user.email_verified_at = old_email, old_verified_at
         raise EmailTaken() from exc
     except Exception:
-        user.email = old_email
+        user.email, user.email_verified_at = old_email, old_verified_at
         login_attempt_forget(attempt)
         raise
     login_attempt_forget(attempt)
@@ -327,16 +350,21 @@ def email_change_notice_send(*, user_id: str, old_email: str, changed_at: str) -
         subject="The e-mail address of your account was changed",
         message=render_to_string("accounts/email_changed_email.txt", context),
         from_email=None,
-        recipient_list=[old_email],
+        recipient_list=[mailing_address(old_email)],
     )
     return True
 
 
 def user_delete(*, user: User, current_password: str, client_ip: str) -> None:
-    """Close an account: anonymised, never usable again; its API keys and sessions revoked at once
-    (see docs/decisions.md#identity-and-authentication for what is kept)."""
+    """Close an account: anonymised, never usable again; its API keys and sessions revoked at once, and in
+    the same transaction every app winds down the flows it started (accounts.closure; a step may refuse
+    with a 409). A close repeated or racing another runs once (see docs/decisions.md#closing-an-account)."""
     current_password_check(user=user, password=current_password, client_ip=client_ip)
     with transaction.atomic():
+        # The user's row first: of two closes of one account the second waits here, then finds it closed.
+        if not User.objects.select_for_update().filter(pk=user.pk, is_active=True).exists():
+            return
+        account_closing_steps_run(user=user)
         user.email = f"deleted-{user.pk.hex}@deleted.invalid"
         user.is_active = False
         user.is_staff = False
@@ -366,6 +394,10 @@ def hash_key(raw: str) -> str:
 
 
 def api_key_create(*, user: User, name: str) -> IssuedKey:
+    """A new key; 403 `email_unverified` until the account's address is verified (a key outlives sessions,
+    so it is not for an account that may be squatting someone's address)."""
+    if not user.email_verified:
+        raise EmailUnverified()
     for _ in range(5):
         prefix = "".join(secrets.choice(_PREFIX_ALPHABET) for _ in range(8))
         raw = f"{KEY_SCHEME}_{prefix}_{secrets.token_urlsafe(32)}"

@@ -4,8 +4,8 @@ On top of the path buckets of core.ratelimit, fixed-window counters in the rate-
 (see docs/operations.md#login-throttling):
 
 - per (account, client): every guess at one account from one client (an IPv6 client as its /64);
-- per account: the account actually matched by the normalised e-mail (accounts.models.normalise_email),
-  or the normalised address when none has it, so the answers never tell which exist. Each client adds
+- per account: the account actually matched by the address's key (accounts.addresses.normalise_email),
+  or the key when none has it, so the answers never tell which exist. Each client adds
   at most ACCOUNT_SHARE_PER_CLIENT of its guesses here, so guesses from one address can never lock the
   owner out from another; only guesses from several addresses together can;
 - per client: the client address, across accounts.
@@ -77,7 +77,7 @@ def _count(key: str, period: int) -> int:
 def _account_ident(email: str) -> str:
     """The account an e-mail names: its user id when one matches, else the hashed normalised address."""
     normal = normalise_email(email)
-    user_id = User.objects.filter(email=normal).values_list("id", flat=True).first()
+    user_id = User.objects.with_address(email).values_list("id", flat=True).first()
     if user_id is not None:
         return f"u{user_id.hex}"
     return "e" + hashlib.sha256(normal.encode()).hexdigest()[:32]

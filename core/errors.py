@@ -26,6 +26,14 @@ class Forbidden(DomainError):
     default_message = "You do not have permission to perform this action."
 
 
+class EmailUnverified(Forbidden):
+    """What an account may do only once its e-mail address is verified: create API keys, start a payout
+    account (docs/decisions.md#identity-and-authentication)."""
+
+    code = "email_unverified"
+    default_message = "Verify your e-mail address first: POST /api/v1/auth/email/verify with the mailed token."
+
+
 class NotFound(DomainError):
     status_code = 404
     code = "not_found"

@@ -57,7 +57,8 @@ def demo_agent_ensure() -> Agent:
     """The demo agent and its owner (the demo password), its endpoint at this server's current origin."""
     owner = User.objects.filter(email=AGENT_OWNER_EMAIL).first()
     if owner is None:
-        owner = user_create(email=AGENT_OWNER_EMAIL, password=settings.DEMO_USER_PASSWORD)
+        # The operator's demo account: verified (it onboards a payout account), its sign-up credits granted.
+        owner = user_create(email=AGENT_OWNER_EMAIL, password=settings.DEMO_USER_PASSWORD, email_verified=True)
     agent = Agent.objects.filter(owner=owner, name=AGENT_NAME).first()
     if agent is None:
         return agent_register(

@@ -21,7 +21,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
-from core.errors import NotFound, ProviderError, ProviderUnavailable
+from core.errors import EmailUnverified, NotFound, ProviderError, ProviderUnavailable
 from payments import ledger
 from payments.announce import announce
 from payments.fees import fee_split, quantum
@@ -29,6 +29,7 @@ from payments.models import Chargeback, ChargebackState, Earning, EarningStatus,
 from payments.providers import get_payment_provider
 from payments.providers.base import PayoutAccountStatus
 from payments.providers.stripe import payout_account_status
+from payments.registry import EventRejected
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +45,16 @@ class Onboarding:
 
 def payout_account_start(*, owner, return_url: str = "", refresh_url: str = "") -> Onboarding:
     """Create the owner's payout account at the provider (once: the key is the owner's) and a fresh
-    onboarding link. Starting again while onboarding (or to update details) answers a new link."""
+    onboarding link. Starting again while onboarding (or to update details) answers a new link. 403
+    `email_unverified` until the owner's address is verified: money goes only to a proven account
+    (docs/decisions.md#identity-and-authentication)."""
+    if not owner.email_verified:
+        raise EmailUnverified()
     provider = get_payment_provider()
     account = PayoutAccount.objects.filter(owner=owner).first()
     if account is None:
         created = provider.create_payout_account(
-            email=owner.email,
+            email=owner.mailing_address,  # the domain as IDNA 2008 A-labels (accounts.addresses)
             country="US",
             metadata={"owner_id": str(owner.pk)},
             idempotency_key=f"payout-account:{owner.pk}",
@@ -381,20 +386,33 @@ def payout_send(*, payout_id: UUID | str) -> Payout:
     return Payout.objects.get(pk=payout.pk)
 
 
-def payout_settle(*, provider_payout_id: str, paid: bool, reason: str = "", payout_id: str = "") -> Payout | None:
+def payout_settle(
+    *, provider_payout_id: str, paid: bool, reason: str = "", payout_id: str = "", account: str | None = None
+) -> Payout | None:
     """`payout.paid` / `payout.failed` (or the local provider's answer): once. A failed payout gives its
     money back to available (and its earnings too), to be paid by the next run. `payout_id` (the event's
-    metadata, which payout_send sets) finds a payout whose create's answer never reached us."""
+    metadata, which payout_send sets) finds a payout whose create's answer never reached us.
+
+    `account` is a provider event's connected account (None for the provider's own answer to payout_send):
+    an event of any other account than the payout's is refused (EventRejected) before it changes anything,
+    so one connected account's events cannot settle, or claim by metadata, another account's payout."""
     with transaction.atomic():
         payout = Payout.objects.select_for_update().filter(provider_payout_id=provider_payout_id).first()
+        claimed_by_metadata = False
         if payout is None and _uuid(payout_id):
             payout = Payout.objects.select_for_update().filter(pk=payout_id, provider_payout_id="").first()
-            if payout is not None:
-                payout.provider_payout_id = provider_payout_id
-                payout.save(update_fields=["provider_payout_id", "updated_at"])
+            claimed_by_metadata = payout is not None
         if payout is None:
             logger.info("payout event for unknown payout %s ignored", provider_payout_id)
             return None
+        paid_to = PayoutAccount.objects.values_list("provider_account_id", flat=True).get(pk=payout.account_id)
+        if account is not None and account != paid_to:
+            raise EventRejected(
+                f"Payout event of account {account or '(none)'} for payout {payout.id}, which is paid to {paid_to}."
+            )
+        if claimed_by_metadata:
+            payout.provider_payout_id = provider_payout_id
+            payout.save(update_fields=["provider_payout_id", "updated_at"])
         if payout.status != Payout.Status.PENDING:
             return payout
         now = timezone.now()

@@ -10,6 +10,7 @@ from celery import shared_task
 
 from tasks_market.services.benchmarks import benchmark_run
 from tasks_market.services.bids import bid_judge, judgements_catch_up
+from tasks_market.services.closure import payment_cancel_abandoned
 from tasks_market.services.deliveries import deliveries_release_due
 from tasks_market.services.dispatch import deliveries_sweep, delivery_dispatch_attempt
 from tasks_market.services.payments import held_payments_capture, payment_refund_due, refunds_catch_up
@@ -65,6 +66,12 @@ def sweep_deliveries() -> dict[str, int]:
 def refund_due_payment(payment_id: str) -> None:
     """The refund of a payment that succeeded when nothing waited for it (payments.payment_refund_due)."""
     payment_refund_due(payment_id=payment_id)
+
+
+@shared_task(name="tasks_market.tasks.cancel_abandoned_payment", ignore_result=True)
+def cancel_abandoned_payment(payment_id: str) -> None:
+    """Cancel at the provider a payment nothing waits for since an account closed (services.closure)."""
+    payment_cancel_abandoned(payment_id=payment_id)
 
 
 @shared_task(name="tasks_market.tasks.release_reviewed_deliveries", ignore_result=True)

@@ -19,7 +19,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.errors import InvalidState, NotFound
+from core.enqueue import enqueue_after_commit
+from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
 from payments.providers import Subscription, get_payment_provider
 from payments.sessions import link_checkout_session
 from teams.models import Team, TeamStatus
@@ -118,7 +119,7 @@ def team_hire(
     """
     team = Team(owner=owner, team_type=team_type, display_name=display_name, tier=tier, **fields)
     subscription: Subscription = get_payment_provider().create_subscription(
-        customer_email=owner.email,
+        customer_email=owner.mailing_address,  # the domain as IDNA 2008 A-labels (accounts.addresses)
         plan=tier,
         metadata={"team_id": str(team.id), "user_id": str(owner.id)},
         idempotency_key=f"team-hire:{team.id}",
@@ -234,6 +235,76 @@ def teams_cancel_ended(*, now: datetime | None = None) -> int:
                 cancelled += 1
                 _publish(Team.objects.select_related("owner").get(id=team_id), "team.cancelled")
     return cancelled
+
+
+# --- Closing an account (accounts.closure; docs/decisions.md#closing-an-account) -------------------------
+
+# A team in one of these has a subscription that renews; a closed account's is cancelled at the period's end.
+RENEWING = (TeamStatus.ACTIVE, TeamStatus.PAUSED, TeamStatus.PAST_DUE)
+WIND_DOWN_TASK = "teams.tasks.cancel_closed_account_team"
+
+
+def teams_wind_down(*, user) -> int:
+    """The closing step of teams, inside the close's transaction: each team whose subscription renews is
+    claimed as an unsubscribe claims it (`cancelling`, no `subscription_ends_at` yet; an unsubscribe that
+    died mid-call is taken over), and the provider is asked after commit (`team_wind_down_cancel`).
+    An onboarding team has no paid subscription to cancel. Returns how many were claimed."""
+    now = timezone.now()
+    stale = Q(status=TeamStatus.CANCELLING, subscription_ends_at__isnull=True, updated_at__lt=now - STALE_CLAIM)
+    claimable = Q(status__in=RENEWING) | stale
+    claimed = 0
+    for team_id in list(Team.objects.filter(claimable, owner=user).values_list("pk", flat=True)):
+        if Team.objects.filter(claimable, pk=team_id).update(status=TeamStatus.CANCELLING, updated_at=now):
+            enqueue_after_commit(WIND_DOWN_TASK, str(team_id))
+            claimed += 1
+    return claimed
+
+
+def team_wind_down_cancel(*, team_id) -> Team | None:
+    """A closed account's claimed team: the provider cancels its subscription at the period's end, asked
+    with no transaction open under `team-cancel:<team id>` (a repeated call is the same request), then the
+    end is recorded on the still-claimed row and `team.unsubscribed` announced, once. A team recorded
+    already is not asked again; a failure leaves the claim for `teams_wind_down_catch_up`."""
+    claimed = Team.objects.filter(
+        pk=team_id, status=TeamStatus.CANCELLING, subscription_ends_at__isnull=True, owner__is_active=False
+    )
+    team = claimed.select_related("owner").first()
+    if team is None:
+        return None
+    subscription = get_payment_provider().set_cancel_at_period_end(
+        team.payments_subscription_id, True, idempotency_key=f"team-cancel:{team.id}"
+    )
+    with transaction.atomic():
+        recorded = claimed.update(
+            subscription_status=subscription.status,
+            subscription_ends_at=subscription.current_period_end,
+            updated_at=timezone.now(),
+        )
+        team.refresh_from_db()
+        if recorded:
+            _publish(team, "team.unsubscribed")
+    logger.info("team %s of a closed account ends with its period (%s)", team.id, team.subscription_ends_at)
+    return team
+
+
+def teams_wind_down_catch_up(*, now: datetime | None = None, limit: int = 100) -> int:
+    """Beat: a closed account's team still claimed and unrecorded STALE_CLAIM after its claim (its job was
+    lost, or the provider failed) is asked again. Returns how many were recorded."""
+    now = now or timezone.now()
+    due = Team.objects.filter(
+        status=TeamStatus.CANCELLING,
+        subscription_ends_at__isnull=True,
+        owner__is_active=False,
+        updated_at__lt=now - STALE_CLAIM,
+    ).values_list("pk", flat=True)
+    recorded = 0
+    for team_id in list(due[:limit]):
+        try:
+            if team_wind_down_cancel(team_id=team_id) is not None:
+                recorded += 1
+        except (ProviderError, ProviderUnavailable):
+            logger.warning("cancel of closed account's team %s failed; the next run retries", team_id, exc_info=True)
+    return recorded
 
 
 # --- Provider events (registered with the payments webhook in apps.py) ---------------------------------

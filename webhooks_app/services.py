@@ -84,6 +84,19 @@ def webhook_subscription_rotate_secret(*, owner, subscription_id: UUID, now=None
     return subscription
 
 
+ACCOUNT_CLOSED = "The account was closed."
+
+
+def webhook_subscriptions_wind_down(*, user) -> int:
+    """The closing step of webhooks (accounts.closure), inside the close's transaction: every subscription
+    of the account is disabled, kept with its history. Events are written for active subscriptions only,
+    and a delivery already queued finds its subscription disabled and is not sent."""
+    now = timezone.now()
+    return WebhookSubscription.objects.filter(owner=user, is_active=True).update(
+        is_active=False, disabled_reason=ACCOUNT_CLOSED, disabled_at=now, updated_at=now
+    )
+
+
 def signing_secrets(subscription: WebhookSubscription, *, now=None) -> list[str]:
     """The secrets that sign a message now: the current one, plus the previous one during its grace."""
     return current_secrets(

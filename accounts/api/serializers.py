@@ -4,13 +4,24 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from accounts.addresses import domain_problem
 from accounts.models import ApiKey, User
 from accounts.selectors import RECOVERY_REVIEW_PERIOD, recovery_review_of
 from accounts.services import password_problems
 
 
+def _mailable(email: str) -> str:
+    problem = domain_problem(email)
+    if problem:
+        raise serializers.ValidationError(problem, code="domain_not_idna")
+    return email
+
+
 class RegisterInput(serializers.Serializer):
-    email = serializers.EmailField(max_length=254)
+    email = serializers.EmailField(
+        max_length=254,
+        help_text="Kept as given; its domain must be a valid IDNA 2008 name. Mailed a verification token.",
+    )
     password = serializers.CharField(
         min_length=8,
         max_length=128,
@@ -21,6 +32,9 @@ class RegisterInput(serializers.Serializer):
     # What the schema can say of Django's password validators (AUTH_PASSWORD_VALIDATORS): not only digits.
     # "Not common" and "not like the e-mail" are in the description; the server checks all four.
     openapi_extra = {"properties": {"password": {"pattern": r"\D", "examples": ["correct horse battery staple"]}}}
+
+    def validate_email(self, value):
+        return _mailable(value)
 
     def validate(self, attrs):
         problems = password_problems(password=attrs["password"], email=attrs["email"])
@@ -47,6 +61,12 @@ class RecoveryReviewSerializer(serializers.Serializer):
 
 class UserSerializer(serializers.ModelSerializer):
     created_at = serializers.DateTimeField(source="date_joined")
+    email = serializers.EmailField(help_text="The address as given at registration or the last change.")
+    email_verified = serializers.BooleanField(
+        read_only=True,
+        help_text="Whether a token mailed to the address came back (`POST /auth/email/verify`) or a reset mailed "
+        "to it was completed. Until then: no API keys, no payout account, no sign-up credits.",
+    )
     review_after_recovery = serializers.SerializerMethodField(
         help_text=f"For {RECOVERY_REVIEW_PERIOD.days} days after a password reset: where the account sends data, "
         "for you to check that you set up each one (the reset revoked every session and API key, not these). "
@@ -55,7 +75,7 @@ class UserSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = User
-        fields = ["id", "email", "is_staff", "credits", "created_at", "review_after_recovery"]
+        fields = ["id", "email", "email_verified", "is_staff", "credits", "created_at", "review_after_recovery"]
 
     @extend_schema_field(RecoveryReviewSerializer(allow_null=True))
     def get_review_after_recovery(self, user) -> dict | None:
@@ -114,12 +134,20 @@ class IssuedApiKeySerializer(serializers.Serializer):
 
 
 class UserUpdateInput(serializers.Serializer):
-    email = serializers.EmailField(max_length=254, required=False, help_text="The new e-mail address.")
+    email = serializers.EmailField(
+        max_length=254,
+        required=False,
+        help_text="The new e-mail address, kept as given (its domain a valid IDNA 2008 name); unverified until "
+        "the token mailed to it comes back.",
+    )
     current_password = serializers.CharField(
         max_length=128,
         trim_whitespace=False,
         help_text="Required for any change; a wrong one counts as a failed login.",
     )
+
+    def validate_email(self, value):
+        return _mailable(value)
 
 
 class CurrentPasswordInput(serializers.Serializer):
@@ -149,6 +177,10 @@ class PasswordResetConfirmInput(serializers.Serializer):
     new_password = serializers.CharField(
         min_length=8, max_length=128, trim_whitespace=False, help_text=_NEW_PASSWORD_HELP
     )
+
+
+class EmailVerifyInput(serializers.Serializer):
+    token = serializers.CharField(max_length=200, help_text="The token from the verification mail.")
 
 
 class AcceptedSerializer(serializers.Serializer):

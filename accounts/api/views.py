@@ -9,6 +9,7 @@ from accounts.api.serializers import (
     ApiKeyInput,
     ApiKeySerializer,
     CurrentPasswordInput,
+    EmailVerifyInput,
     IssuedApiKeySerializer,
     LogoutInput,
     PasswordChangeInput,
@@ -37,6 +38,7 @@ from accounts.services import (
     user_update,
 )
 from accounts.throttle import login_attempt_begin, login_attempt_forget, login_authenticate
+from accounts.verification import email_verification_resend, email_verify
 from core.access import Access
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import AutoSchema, error_response
@@ -59,8 +61,13 @@ class RegisterView(ApiView):
         tags=TAGS,
         request=RegisterInput,
         description=(
+            "The address is kept as given (its domain must be a valid IDNA 2008 name) and mailed a verification "
+            "token; the account starts unverified (`email_verified` false): no API keys, no payout account, and "
+            "its sign-up credits come once the address is verified (`POST /auth/email/verify`). If a taken "
+            "address is yours, a password reset takes the account over. "
             "A taken address is answered 409 and counts as one failed login for the client: over that "
-            "limit the answer is 429 with `Retry-After`."
+            "limit the answer is 429 with `Retry-After`. A client address registers at most 10 times an hour "
+            "(every answer counts)."
         ),
         responses={201: UserSerializer, 409: error_response("The e-mail address is taken.")},
     )
@@ -144,11 +151,17 @@ class ApiKeyListView(ApiView):
         summary="Create an API key",
         description=(
             "Returns the raw key (`bmk_...`) once, in `key`; only its hash is stored. Send it as `Authorization: "
-            "Bearer <key>` on the operations that accept API keys."
+            "Bearer <key>` on the operations that accept API keys. Needs a verified e-mail address (`GET "
+            "/auth/me` `email_verified`), else 403 `email_unverified`."
         ),
         tags=TAGS,
         request=ApiKeyInput,
-        responses={201: IssuedApiKeySerializer},
+        responses={
+            201: IssuedApiKeySerializer,
+            403: error_response(
+                "An API key (`api_key_not_allowed`), or the e-mail address is not verified yet (`email_unverified`)."
+            ),
+        },
     )
     @idempotent
     def post(self, request):
@@ -203,8 +216,9 @@ class MeView(ApiView):
         operation_id="auth_me",
         summary="Your account",
         description=(
-            "The account the token belongs to: id, e-mail address, staff flag, credit balance and when it was "
-            f"created; for {RECOVERY_REVIEW_PERIOD.days} days after a password reset, `review_after_recovery` "
+            "The account the token belongs to: id, e-mail address (as given) and whether it is verified, staff "
+            "flag, credit balance and when it was created; for "
+            f"{RECOVERY_REVIEW_PERIOD.days} days after a password reset, `review_after_recovery` "
             "lists the webhook subscriptions and agent endpoints the account sends data to, for you to check "
             "that you set up each one (else it is null)."
         ),
@@ -218,9 +232,11 @@ class MeView(ApiView):
         operation_id="auth_me_update",
         summary="Change your e-mail address",
         description=(
-            "Needs the current password. The address is stored normalised (NFKC, casefolded); the old address "
-            "is mailed a notice of the change. A taken address is a 409 and counts as one failed login for the "
-            "client (over the limit: 429 with `Retry-After`)." + _WRONG_PASSWORD
+            "Needs the current password. The address is kept as given (accounts are told apart by its normal "
+            "form: the local part NFKC and casefolded, the domain as IDNA 2008); any new spelling is unverified "
+            "until the token mailed to it comes back, and the old address is mailed a notice of the change. A "
+            "taken address is a 409 and counts as one failed login for the client (over the limit: 429 with "
+            "`Retry-After`)." + _WRONG_PASSWORD
         ),
         tags=TAGS,
         request=UserUpdateInput,
@@ -241,11 +257,18 @@ class MeView(ApiView):
         summary="Close your account",
         description=(
             "Needs the current password in the body. The account is anonymised and can never log in again; "
-            "every API key and every session (refresh and access token) stops working at once." + _WRONG_PASSWORD
+            "every API key and every session (refresh and access token) stops working at once. In the same "
+            "transaction its pending bids are withdrawn, its open tasks cancelled, its webhook subscriptions "
+            "disabled and its teams cancelled at the end of their period; a task it paid for keeps running. "
+            "While one of its agents owes a paid task's work (delivering, or in review), nothing is closed: 409 "
+            "`deliveries_owed`." + _WRONG_PASSWORD
         ),
         tags=TAGS,
         request=CurrentPasswordInput,
-        responses={204: OpenApiResponse(description="Closed.")},
+        responses={
+            204: OpenApiResponse(description="Closed."),
+            409: error_response("One of the account's agents owes a paid task's work."),
+        },
     )
     def delete(self, request):
         data = self.body(CurrentPasswordInput)
@@ -343,3 +366,48 @@ class PasswordResetConfirmView(ApiView):
         data = self.body(PasswordResetConfirmInput)
         password_reset_confirm(token=data["token"], new_password=data["new_password"])
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EmailVerifyView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="auth_email_verify",
+        summary="Verify your e-mail address with the mailed token",
+        description=(
+            "Send the token from a verification mail, logged in to the account it was mailed for (a JWT): the "
+            "answer is the account, `email_verified` true and, the first time, its sign-up credits granted. A "
+            "token works until it expires (3 days by default) while the account still has the address it was "
+            "mailed to; sending it again changes nothing. A malformed or expired token, another account's, or "
+            "one mailed to an earlier address is a 422 at `body.token`."
+        ),
+        tags=TAGS,
+        request=EmailVerifyInput,
+        responses={200: UserSerializer},
+    )
+    def post(self, request):
+        data = self.body(EmailVerifyInput)
+        return Response(UserSerializer(email_verify(user=request.user, token=data["token"])).data)
+
+
+VERIFICATION_ACCEPTED = "A verification token is being mailed to the account's address."
+
+
+class EmailVerifyResendView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="auth_email_verify_resend",
+        summary="Mail another verification token",
+        description=(
+            "To the account's current address, by a background task. At most one mail per account and address "
+            "a minute: sooner is a 429 with `Retry-After`. An address that is verified already is a 409 "
+            "`invalid_state`."
+        ),
+        tags=TAGS,
+        request=None,
+        responses={202: AcceptedSerializer, 409: error_response("The address is verified already (`invalid_state`).")},
+    )
+    def post(self, request):
+        email_verification_resend(user=request.user)
+        return Response({"detail": VERIFICATION_ACCEPTED}, status=status.HTTP_202_ACCEPTED)

@@ -64,7 +64,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "accounts.tasks.flush_expired_tokens",
         "schedule": timedelta(hours=24),
     },
-    # Teams whose billing period ended after an unsubscribe become cancelled. Hourly is fine-grained
+    # Teams whose billing period ended after an unsubscribe become cancelled, and a closed account's team
+    # whose cancel at the provider was not recorded (its job lost) is asked again. Hourly is fine-grained
     # enough for billing periods of a month; each team is claimed by a conditional UPDATE.
     "teams.cancel_ended_subscriptions": {
         "task": "teams.tasks.cancel_ended_subscriptions",

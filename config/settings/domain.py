@@ -34,7 +34,8 @@ PUBLICATION_REQUEUE_AFTER_SECONDS = env.int("PUBLICATION_REQUEUE_AFTER_SECONDS",
 
 # --- Credits ---
 
-# Credits a new account is given on registration (written to its ledger as a grant): a few images.
+# Credits a new account is given once its e-mail address is verified (written to its ledger as a grant):
+# a few images.
 SIGNUP_CREDITS = env.int("SIGNUP_CREDITS", default=10)
 if SIGNUP_CREDITS < 0:
     raise ImproperlyConfigured("SIGNUP_CREDITS cannot be negative")
@@ -53,6 +54,14 @@ PASSWORD_RESET_MAIL_INTERVAL = env.int("PASSWORD_RESET_MAIL_INTERVAL", default=6
 # A front-end page that takes the token, e.g. "https://app.example.com/reset#{token}"; empty: the mail
 # carries the token and the API call to make.
 PASSWORD_RESET_LINK = env.str("PASSWORD_RESET_LINK", default="")
+# A verification token is good for this many seconds (3 days, as allauth's default); it verifies the
+# address it was mailed to, and only while the account still has that address.
+EMAIL_VERIFICATION_TIMEOUT = env.int("EMAIL_VERIFICATION_TIMEOUT", default=3 * 24 * 60 * 60)
+# At most one verification mail per account and address per this many seconds.
+EMAIL_VERIFICATION_MAIL_INTERVAL = env.int("EMAIL_VERIFICATION_MAIL_INTERVAL", default=60)
+# A front-end page for the verification mail's link, e.g. "https://app.example.com/verify#{token}"; empty:
+# the mail carries the token and the API call to make.
+EMAIL_VERIFICATION_LINK = env.str("EMAIL_VERIFICATION_LINK", default="")
 
 # --- Retention ---
 

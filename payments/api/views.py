@@ -50,11 +50,18 @@ class PayoutAccountView(ApiView):
         description=(
             "Creates the account at the payment provider once and answers a fresh `onboarding_url`: Stripe's "
             "hosted Connect onboarding, or this server's page with the local provider. Earnings accrue before "
-            "the account is active; payouts start once it is."
+            "the account is active; payouts start once it is. Needs a verified e-mail address (`GET /auth/me` "
+            "`email_verified`), else 403 `email_unverified`."
         ),
         tags=TAGS,
         request=PayoutAccountStartInput,
-        responses={200: OnboardingSerializer, **PROVIDER_ERRORS},
+        responses={
+            200: OnboardingSerializer,
+            403: error_response(
+                "An API key (`api_key_not_allowed`), or the e-mail address is not verified yet (`email_unverified`)."
+            ),
+            **PROVIDER_ERRORS,
+        },
     )
     @idempotent
     def post(self, request):

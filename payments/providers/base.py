@@ -202,4 +202,9 @@ class PaymentProvider(Protocol):
 
     def get_subscription(self, subscription_id: str) -> Subscription: ...
 
-    def set_cancel_at_period_end(self, subscription_id: str, cancel: bool) -> Subscription: ...
+    def set_cancel_at_period_end(
+        self, subscription_id: str, cancel: bool, *, idempotency_key: str | None = None
+    ) -> Subscription:
+        """Cancel at the end of the period, or take that back. `idempotency_key` (e.g. `team-cancel:<team id>`)
+        makes a retried call the same request to the provider."""
+        ...

@@ -516,7 +516,10 @@ class LocalPaymentProvider:
         return _subscription(self._subscription_row(subscription_id))
 
     @transaction.atomic
-    def set_cancel_at_period_end(self, subscription_id: str, cancel: bool) -> Subscription:
+    def set_cancel_at_period_end(
+        self, subscription_id: str, cancel: bool, *, idempotency_key: str | None = None
+    ) -> Subscription:
+        # Setting the flag again is the same request, so a retry needs nothing of the key here.
         row = self._subscription_row(subscription_id, lock=True)
         if row.status == SubscriptionStatus.CANCELED:
             raise ProviderError(f"Subscription {subscription_id} is canceled and cannot be changed.")

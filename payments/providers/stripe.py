@@ -73,7 +73,8 @@ API key, or no price for a plan, is `ProviderUnavailable`. Every call has a time
 Every create sends an `Idempotency-Key` derived from the domain operation, never a random one: the
 caller's key (`bid-select:<bid id>:<n>`, `team-hire:<team id>`, `credit-top-up:<top-up id>`) for the
 Checkout Session, `customer:<hash of the e-mail>` for the customer a subscription needs, and
-`refund:<payment intent id>` for a refund. A create that timed out and is retried with the same key gets
+`refund:<payment intent id>` for a refund; so does the update that cancels a closed account's team at the
+period's end (`team-cancel:<team id>`). A create that timed out and is retried with the same key gets
 Stripe's first answer back instead of a second object. The request body is deterministic (no
 `expires_at`: Stripe's default of 24 hours applies), because Stripe refuses a key reused with other
 parameters; and Stripe replays the first answer for 24 hours even when it was an error.
@@ -700,13 +701,16 @@ class StripePaymentProvider:
                 return session_to_subscription(session)
         return to_subscription(self._request("GET", f"/v1/subscriptions/{_safe_id(subscription_id)}"))
 
-    def set_cancel_at_period_end(self, subscription_id: str, cancel: bool) -> Subscription:
+    def set_cancel_at_period_end(
+        self, subscription_id: str, cancel: bool, *, idempotency_key: str | None = None
+    ) -> Subscription:
         if is_checkout_session(subscription_id):
             subscription_id = _linked_id(self._session(subscription_id), "subscription")
             if not subscription_id:
                 raise ProviderError("The subscription's checkout has not been completed.")
         form = [("cancel_at_period_end", "true" if cancel else "false")]
-        return to_subscription(self._request("POST", f"/v1/subscriptions/{_safe_id(subscription_id)}", form=form))
+        path = f"/v1/subscriptions/{_safe_id(subscription_id)}"
+        return to_subscription(self._request("POST", path, form=form, idempotency_key=idempotency_key))
 
     def _customer_for(self, email: str) -> str:
         found = self._request("GET", "/v1/customers", params=[("email", email), ("limit", "1")])

@@ -79,13 +79,17 @@ def bid_create(
     try:
         with transaction.atomic():
             # Locked like select and cancel do, so no bid lands on a task that just stopped being open.
-            task = visible_tasks(user).select_for_update(of=("self",)).filter(id=task_id).first()
+            task = (
+                visible_tasks(user).select_for_update(of=("self",)).select_related("poster").filter(id=task_id).first()
+            )
             if task is None:
                 raise NotFound()
             if task.poster_id == user.pk:
                 raise OwnTask()
             if task.status != TaskStatus.OPEN:
                 raise InvalidState(f"Bids are taken only while a task is open; this one is {task.status}.")
+            if not task.poster.is_active:  # posted while its poster's account was closing, so not cancelled by it
+                raise InvalidState("The task's poster closed their account; it takes no bids.")
             agent = Agent.objects.filter(owner=user, id=agent_id).first()
             if agent is None:
                 raise InvalidField("agent_id", "You have no agent with this id.")
@@ -239,6 +243,8 @@ def _is_selected(task: Task, bid: Bid) -> bool:
 
 
 def _not_selectable(task: Task, bid: Bid) -> InvalidState:
+    if bid.status == BidStatus.PENDING and not Bid.objects.filter(pk=bid.pk, bidder__is_active=True).exists():
+        return InvalidState("The bidder's account is closed; the bid cannot be selected.")
     if task.status == TaskStatus.OPEN and bid.status == BidStatus.PENDING:
         return InvalidState("The selection was given back while its payment was being created; select the bid again.")
     if task.status != TaskStatus.OPEN:
@@ -271,7 +277,8 @@ def _claim(task: Task, bid: Bid) -> bool:
                 status=TaskStatus.AWAITING_PAYMENT, selected_bid=bid, updated_at=now
             ):
                 return False
-            if not Bid.objects.filter(pk=bid.pk, task=task, status=BidStatus.PENDING).update(
+            # Of an active bidder: a bid placed while its account was closing escaped the close's withdraw.
+            if not Bid.objects.filter(pk=bid.pk, task=task, status=BidStatus.PENDING, bidder__is_active=True).update(
                 status=BidStatus.SELECTED, updated_at=now
             ):
                 raise _ClaimLost()  # withdrawn meanwhile: give the task back

@@ -25,3 +25,13 @@ class OwnTask(Conflict):
 class BidExists(Conflict):
     code = "bid_exists"
     default_message = "This agent already has a live bid on the task; withdraw it first."
+
+
+class DeliveriesOwed(Conflict):
+    """Closing an account whose agent owes the work of a paid task (docs/decisions.md#closing-an-account)."""
+
+    code = "deliveries_owed"
+    default_message = (
+        "One of your agents owes the work of a paid task (delivering, or in review); the account can be "
+        "closed once that work is approved (by the poster or the review window) or disputed."
+    )

@@ -115,10 +115,16 @@ def _record_cancel(task_id: UUID, poster, cancelled_at_provider: set[str]) -> Ta
     waiting = list(Payment.objects.select_for_update().filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT))
     if any(payment.provider_payment_id not in cancelled_at_provider for payment in waiting):
         return None
-    now = timezone.now()
     for payment in waiting:
         payment.status = PaymentStatus.CANCELLED
         payment.save(update_fields=["status", "updated_at"])
+    return task_cancel_locked(task)
+
+
+def task_cancel_locked(task: Task) -> Task:
+    """The cancel itself, on a task the caller holds the lock of and has checked: live bids rejected, the
+    task cancelled, `task.cancelled` announced to the poster and the bidders. Its payments are the caller's."""
+    now = timezone.now()
     bidders = list(
         Bid.objects.filter(task=task, status__in=LIVE_BID_STATUSES).values_list("bidder_id", flat=True).distinct()
     )

@@ -11,6 +11,8 @@ ROUTES = {
     "POST /api/v1/auth/password/change": Access.USER,
     "POST /api/v1/auth/password/reset": Access.PUBLIC,
     "POST /api/v1/auth/password/reset/confirm": Access.PUBLIC,
+    "POST /api/v1/auth/email/verify": Access.USER,
+    "POST /api/v1/auth/email/verify/resend": Access.USER,
     "GET /api/v1/auth/api-keys": Access.USER,
     "POST /api/v1/auth/api-keys": Access.USER,
     "DELETE /api/v1/auth/api-keys/{key_id}": Access.USER,

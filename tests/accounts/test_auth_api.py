@@ -21,9 +21,10 @@ def test_register_creates_a_user(api):
 
     assert response.status_code == 201
     body = response.json()
-    assert body["email"] == "new@example.com"
+    assert (body["email"], body["email_verified"], body["credits"]) == ("New@Example.com", False, 0)
     user = User.objects.get(id=body["id"])
     assert user.check_password("correct horse battery")
+    assert user.email_key == "new@example.com"
 
 
 def test_register_refuses_a_taken_email_in_any_case(api, alice):

@@ -20,9 +20,9 @@ def test_create_user_and_api_key():
     out = StringIO()
     call_command("create_api_key", "ops@example.com", "--name", "deploy", stdout=out)
 
-    user = User.objects.get(email="ops@example.com")
-    assert (user.is_staff, user.is_superuser, user.credits) == (False, False, 7)
-    assert created.getvalue() == f"Created user (not staff) ops@example.com ({user.id}).\n"
+    user = User.objects.get_by_natural_key("ops@example.com")
+    assert (user.is_staff, user.is_superuser, user.credits, user.email_verified) == (False, False, 7, True)
+    assert created.getvalue() == f"Created user (not staff) Ops@Example.com ({user.id}).\n"
     raw = out.getvalue().strip().splitlines()[-1]
     assert client_with_token(raw).get(PROBE).status_code == 200
 
@@ -59,6 +59,23 @@ def test_create_user_refuses_a_duplicate_and_a_weak_password(alice):
 def test_create_api_key_for_unknown_user():
     with pytest.raises(CommandError, match="No user"):
         call_command("create_api_key", "ghost@example.com")
+
+
+def test_create_api_key_refuses_an_unverified_account(alice):
+    User.objects.filter(pk=alice.pk).update(email_verified_at=None)
+
+    with pytest.raises(CommandError, match="not verified"):
+        call_command("create_api_key", "alice@example.com")
+    assert not alice.api_keys.exists()
+
+
+def test_operator_made_accounts_are_verified_and_mailed_nothing(mailoutbox, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("create_user", "ops@example.com", "--password", "correct horse battery", stdout=StringIO())
+        call_command("ensure_demo_user", stdout=StringIO())
+
+    assert all(user.email_verified for user in User.objects.all())
+    assert mailoutbox == []
 
 
 def test_ensure_demo_user_is_idempotent_and_keeps_one_live_key():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from decimal import Decimal
 
@@ -47,22 +48,35 @@ def another_copy(provider_payment_id: str, event_type: str = "payment_intent.suc
 # --- Signup grant -------------------------------------------------------------------------------------
 
 
-def test_registration_grants_the_signup_credits_as_a_ledger_grant(api, settings):
-    settings.SIGNUP_CREDITS = 12
-    response = api.post("/api/v1/auth/register", {"email": "new@example.com", "password": "correct horse battery"})
-
+def _register_and_verify(api, mailoutbox, capture) -> tuple[User, dict]:
+    """Sign-up credits come with the verified address (docs/decisions.md#identity-and-authentication)."""
+    with capture(execute=True):
+        response = api.post("/api/v1/auth/register", {"email": "new@example.com", "password": "correct horse battery"})
     assert response.status_code == 201, response.content
-    assert response.json()["credits"] == 12
-    user = User.objects.get(email="new@example.com")
+    assert response.json()["credits"] == 0
+    user = User.objects.get(pk=response.json()["id"])
+    token = re.search(r'"token": "([^"]+)"', mailoutbox[-1].body).group(1)
+    verified = client_with_token(jwt_for(user)).post("/api/v1/auth/email/verify", {"token": token}, format="json")
+    assert verified.status_code == 200, verified.content
+    return user, verified.json()
+
+
+def test_verifying_the_address_grants_the_signup_credits_as_a_ledger_grant(
+    api, settings, mailoutbox, django_capture_on_commit_callbacks
+):
+    settings.SIGNUP_CREDITS = 12
+    user, me = _register_and_verify(api, mailoutbox, django_capture_on_commit_callbacks)
+
+    assert me["credits"] == 12
     [grant] = CreditTransaction.objects.filter(user=user)
     assert (grant.kind, grant.delta, grant.balance_after) == ("grant", 12, 12)
 
 
-def test_no_signup_credits_means_no_grant(api, settings):
+def test_no_signup_credits_means_no_grant(api, settings, mailoutbox, django_capture_on_commit_callbacks):
     settings.SIGNUP_CREDITS = 0
-    api.post("/api/v1/auth/register", {"email": "new@example.com", "password": "correct horse battery"})
+    user, _ = _register_and_verify(api, mailoutbox, django_capture_on_commit_callbacks)
 
-    user = User.objects.get(email="new@example.com")
+    user.refresh_from_db()
     assert user.credits == 0 and not CreditTransaction.objects.filter(user=user).exists()
 
 

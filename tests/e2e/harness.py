@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import subprocess
 import sys
@@ -33,6 +34,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+
+from accounts.mail import newest_mail_to
 
 # The servers and their processes, shared with scripts/ (tools/nodes.py); the tests import them from here too.
 from tools.nodes import INHERITED_NOT as INHERITED_NOT
@@ -195,6 +198,22 @@ def login(api: Api, email: str) -> str:
     token = api.post("/api/v1/auth/token", json={"email": email, "password": PASSWORD})
     assert token.status_code == 200, token.text
     return token.json()["access"]
+
+
+def mailed_verification_token(server: Server) -> Callable[[str], str]:
+    """Reads the token of the verification mail to an address that the server's worker wrote (`make run` writes
+    mail to VAR_DIR/mail/; docs/decisions.md#identity-and-authentication), waiting up to 20 s for it."""
+
+    def token_of(email: str) -> str:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            body = newest_mail_to(server.var_dir / "mail", email, "Verify your e-mail address")
+            if body and (found := re.search(r'"token": "([^"]+)"', body)):
+                return found.group(1)
+            time.sleep(0.1)
+        raise AssertionError(f"no verification mail to {email} in {server.var_dir / 'mail'}")
+
+    return token_of
 
 
 def create_user(server: Server, *, staff: bool = False, permissions: tuple[str, ...] = (), credits: int = 0) -> str:

@@ -1,7 +1,8 @@
-"""An account's whole life from the outside, on the real `make run` server: register, log in, change the
-password (the old session ends), log out (that session ends), reset the password with the token the
-server's worker mailed (a file under its VAR_DIR/mail/, as `make run` writes mail), the token spent once,
-then close the account. Only HTTP and the mail file; run shape only (`make serve` sends real mail).
+"""An account's whole life from the outside, on the real `make run` server: register, verify the address with
+the token the server's worker mailed (a file under its VAR_DIR/mail/, as `make run` writes mail; no API key
+before), log in, change the password (the old session ends), log out (that session ends), reset the
+password with the mailed token, the token spent once, then close the account. Only HTTP and the mail files;
+run shape only (`make serve` sends real mail).
 """
 
 from __future__ import annotations
@@ -20,18 +21,20 @@ from tests.e2e.harness import PASSWORD, Api, Server
 NEW_PASSWORD = "a brand new passphrase 1"
 RESET_PASSWORD = "reset passphrase after mail 2"
 TOKEN_LINE = re.compile(r"^([A-Za-z0-9_-]+\.[A-Za-z0-9-]+)$", re.MULTILINE)
+SENT_TOKEN = re.compile(r'"token": "([^"]+)"')
 
 
-def wait_for_mail(mail_dir: Path, to: str, timeout: float = 20.0) -> str:
-    """The body of the first mail to `to` in the directory, polled until the worker has written it."""
+def wait_for_mail(mail_dir: Path, to: str, subject: str, timeout: float = 20.0) -> str:
+    """The body of the first mail to `to` with this subject in the directory, polled until the worker has
+    written it."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for path in sorted(mail_dir.glob("*.eml")) if mail_dir.is_dir() else []:
             message = email.message_from_bytes(path.read_bytes(), policy=policy.default)
-            if message["To"] == to:
+            if message["To"] == to and message["Subject"] == subject:
                 return message.get_body(preferencelist=("plain",)).get_content()
         time.sleep(0.1)
-    raise AssertionError(f"no mail to {to} in {mail_dir} after {timeout}s")
+    raise AssertionError(f"no mail to {to} ({subject!r}) in {mail_dir} after {timeout}s")
 
 
 def refused(response, status: int) -> None:
@@ -57,6 +60,18 @@ def test_an_account_from_registration_to_deletion(server: Server, scenario):
     first = token(PASSWORD)
     me = api.get("/api/v1/auth/me", headers=as_user(first["access"]))
     assert me.status_code == 200 and me.json()["email"] == address, me.text
+    assert (me.json()["email_verified"], me.json()["credits"]) == (False, 0), me.text
+
+    # Unverified, no API key; the token mailed to the address verifies it and brings the sign-up credits.
+    refused(api.post("/api/v1/auth/api-keys", headers=as_user(first["access"]), json={"name": "ci"}), 403)
+    mailed = wait_for_mail(server.var_dir / "mail", address, "Verify your e-mail address")
+    verified = api.post(
+        "/api/v1/auth/email/verify", headers=as_user(first["access"]), json={"token": SENT_TOKEN.search(mailed)[1]}
+    )
+    assert verified.status_code == 200 and verified.json()["email_verified"] is True, verified.text
+    assert verified.json()["credits"] > 0, verified.text
+    key = api.post("/api/v1/auth/api-keys", headers=as_user(first["access"]), json={"name": "ci"})
+    assert key.status_code == 201, key.text
 
     # Changing the password ends every session; the answer is the caller's fresh pair.
     changed = api.post(
@@ -76,7 +91,7 @@ def test_an_account_from_registration_to_deletion(server: Server, scenario):
     # The reset mail is written by the server's worker; the token is in its body.
     asked = api.post("/api/v1/auth/password/reset", json={"email": address})
     assert asked.status_code == 202, asked.text
-    body = wait_for_mail(server.var_dir / "mail", address)
+    body = wait_for_mail(server.var_dir / "mail", address, "Reset your password")
     [reset_token] = set(TOKEN_LINE.findall(body))
     confirm = {"token": reset_token, "new_password": RESET_PASSWORD}
     confirmed = api.post("/api/v1/auth/password/reset/confirm", json=confirm)
@@ -93,4 +108,4 @@ def test_an_account_from_registration_to_deletion(server: Server, scenario):
     assert closed.status_code == 204, closed.text
     refused(api.post("/api/v1/auth/token", json={"email": address, "password": RESET_PASSWORD}), 401)
     api.close()
-    scenario.effects.update(mail="reset token read", account="deleted")
+    scenario.effects.update(mail="verification and reset tokens read", account="deleted")

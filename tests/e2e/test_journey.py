@@ -1,10 +1,10 @@
 """A newcomer's whole journey on `make run`, with only HTTP and a browser .
 
-register → credits granted → images until the balance is spent → a credit pack bought on the checkout
-page → another image; a task posted → an agent bids → select → paid on the checkout page → the agent
-gets its signed dispatch → submit → approve. Against the real `make run` server (embedded defaults,
-its worker and beat), so the local provider's checkout page, its signed event to the server's own
-webhook and the dispatch by the worker are the ones a newcomer gets. Run shape only: production
+register → address verified by the mailed token → credits granted → images until the balance is spent → a
+credit pack bought on the checkout page → another image; a task posted → an agent bids → select → paid on
+the checkout page → the agent gets its signed dispatch → submit → approve. Against the real `make run`
+server (embedded defaults, its worker and beat), so the local provider's checkout page, its signed event to
+the server's own webhook and the dispatch by the worker are the ones a newcomer gets. Run shape only: production
 settings refuse an agent endpoint on 127.0.0.1.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e.harness import mailed_verification_token
 from tests.ops.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.ops.test_checkout_browser import User, pay_on_the_checkout_page, post_task_and_bid, wait_for
 from tests.tasks_market.conftest import Receiver
@@ -29,12 +30,12 @@ def test_a_newcomers_journey_with_http_and_a_browser(server, scenario, tmp_path)
     from playwright.sync_api import sync_playwright
 
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
-    poster = User(server.base_url, "journey-poster@example.com")
-    developer = User(server.base_url, "journey-developer@example.com")
+    poster = User(server.base_url, "journey-poster@example.com", mailed_verification_token(server))
+    developer = User(server.base_url, "journey-developer@example.com", mailed_verification_token(server))
     agent_endpoint = Receiver()
 
     granted = poster.credits()
-    assert granted > 0, "registration grants credits"
+    assert granted > 0, "verifying the address grants credits"
     images = 0
     while poster.credits() > 0 and images < MAX_SIGNUP_IMAGES:
         poster.generate()

@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.harness import PASSWORD, Server, create_user
+from tests.e2e.harness import PASSWORD, Server, create_user, mailed_verification_token
 from tests.ops.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.ops.test_checkout_browser import User, pay_on_the_checkout_page, post_task_and_bid, wait_for
 from tests.tasks_market.conftest import Receiver
@@ -132,8 +132,9 @@ def agent_endpoint():
 @pytest.fixture
 def people(server, request) -> tuple[User, Seller]:
     tag = request.node.originalname.removeprefix("test_")[:20]
-    return User(server.base_url, f"money-poster-{tag}@example.com"), Seller(
-        server.base_url, f"money-seller-{tag}@example.com"
+    mailed = mailed_verification_token(server)
+    return User(server.base_url, f"money-poster-{tag}@example.com", mailed), Seller(
+        server.base_url, f"money-seller-{tag}@example.com", mailed
     )
 
 

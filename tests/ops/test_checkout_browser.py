@@ -1,5 +1,5 @@
 """A user's whole journey with only HTTP and a browser (Debian's Chromium driven by Playwright) against
-the live TLS server: credits granted on registration, an image, a credit pack bought on the checkout
+the live TLS server: credits granted once the address is verified, an image, a credit pack bought on the checkout
 page, another image; a task posted, bid on, selected, paid on the checkout page, dispatched to the
 agent, submitted and approved. And a declined card leaves the task open.
 
@@ -9,13 +9,16 @@ the API, as a user's would.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
+from django.core import mail
 from django.utils import timezone
 
 from tests.ops.test_browser import CHROMIUM, CHROMIUM_ARGS, PolicyWatch
@@ -26,15 +29,32 @@ from tests.tasks_market.factories import text_artefact
 PASSWORD = "correct horse battery"
 
 
-class User:
-    """One person's HTTP session with the API: register, log in, then call it with the JWT."""
+VERIFICATION_TOKEN = re.compile(r'"token": "([^"]+)"')
 
-    def __init__(self, base: str, email: str):
+
+def outbox_verification_token(email: str) -> str:
+    """The token of the verification mail to `email` in Django's test outbox (the server runs in this process)."""
+
+    def found() -> str | None:
+        for message in reversed(mail.outbox):
+            if message.to == [email] and message.subject == "Verify your e-mail address":
+                return VERIFICATION_TOKEN.search(message.body).group(1)
+        return None
+
+    return wait_for(found)
+
+
+class User:
+    """One person's HTTP session with the API: register, log in, verify the address with the token mailed to it
+    (`verification_token(email)` reads it), then call it with the JWT."""
+
+    def __init__(self, base: str, email: str, verification_token: Callable[[str], str] = outbox_verification_token):
         self.http = httpx.Client(base_url=base, verify=False, timeout=30)
         registered = self.http.post("/api/v1/auth/register", json={"email": email, "password": PASSWORD})
         assert registered.status_code == 201, registered.text
         token = self.http.post("/api/v1/auth/token", json={"email": email, "password": PASSWORD}).json()["access"]
         self.http.headers["Authorization"] = f"Bearer {token}"
+        self.call("POST", "/api/v1/auth/email/verify", json={"token": verification_token(email)})
 
     def call(self, method: str, path: str, expect: int = 200, **kwargs) -> dict:
         response = self.http.request(method, path, **kwargs)
@@ -135,7 +155,7 @@ def test_the_whole_journey_with_http_and_a_browser(live, agent_endpoint, tmp_pat
         watch = PolicyWatch(context)
         page = context.new_page()
 
-        # Registration granted credits: one image, then the balance is spent.
+        # Verifying the address granted the sign-up credits: one image, then the balance is spent.
         assert poster.credits() == 1
         assert poster.generate()["credit_cost"] == 1
         assert poster.credits() == 0

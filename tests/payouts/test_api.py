@@ -129,3 +129,15 @@ def test_an_expired_onboarding_link_says_so(seller_api, api):
     LocalConnectObject.objects.filter(id=link_id).update(expires_at="2000-01-01T00:00:00Z")
 
     assert Client().get(f"/payouts/onboarding/{link_id}", secure=True).status_code == 410
+
+
+def test_an_unverified_seller_cannot_start_a_payout_account(seller_api, seller):
+    """Money goes only to an account whose address is proven (docs/decisions.md#identity-and-authentication)."""
+    seller.email_verified_at = None
+    seller.save(update_fields=["email_verified_at"])
+
+    response = seller_api.post("/api/v1/payouts/account", {}, format="json")
+
+    assert response.status_code == 403 and response.json()["code"] == "email_unverified"
+    assert not PayoutAccount.objects.filter(owner=seller).exists()
+    assert not LocalConnectObject.objects.exists()  # the provider was not asked either

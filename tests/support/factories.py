@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import factory
 from django.contrib.auth.models import Permission
+from django.utils import timezone
 
 from accounts.models import User
 
@@ -23,6 +24,8 @@ class UserFactory(factory.django.DjangoModelFactory):
         skip_postgeneration_save = True
 
     email = factory.Sequence(lambda n: f"user{n}@example.com")
+    # Verified, as an account that proved its address (a registration through the API starts unverified).
+    email_verified_at = factory.LazyFunction(timezone.now)
     password = factory.PostGenerationMethodCall("set_password", DEFAULT_PASSWORD)
 
     @factory.post_generation

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import User
 from accounts.services import api_key_create
+from core.errors import EmailUnverified
 
 
 class Command(BaseCommand):
@@ -16,6 +17,12 @@ class Command(BaseCommand):
             user = User.objects.get_by_natural_key(email)
         except User.DoesNotExist as exc:
             raise CommandError(f"No user with e-mail {email}.") from exc
-        issued = api_key_create(user=user, name=name)
+        try:
+            issued = api_key_create(user=user, name=name)
+        except EmailUnverified as exc:
+            raise CommandError(
+                f"{user.email} has not verified its address yet; if it is proven another way, mark it verified "
+                "in the admin (Users, action 'Mark the e-mail address verified')."
+            ) from exc
         self.stdout.write(f"API key {issued.api_key.name!r} (prefix {issued.api_key.prefix}) for {user.email}:")
         self.stdout.write(issued.raw)

@@ -1,0 +1,128 @@
+"""Closing an account in the marketplace (accounts.closure; docs/decisions.md#closing-an-account).
+
+Inside the transaction that closes the account, the task rows first (the lock order of select, cancel and
+the payment events):
+
+- as a seller: its pending bids are withdrawn (`bid_withdraw`, the bidder's own withdraw); a selection of
+  one of its bids still awaiting the poster's payment is given back (the task open again, the bid
+  withdrawn), and that payment is cancelled at the provider after commit. The close is refused (409
+  `deliveries_owed`) while a task paid for one of its bids waits for its agent's work (`delivering`, or
+  `in_review`, which a revision request sends back): the poster's money would be held for a delivery
+  that can never come, and nothing here may move that money.
+- as a poster: its open tasks and those awaiting payment are cancelled as a cancel would (live bids
+  rejected, `task.cancelled` announced), their waiting payments cancelled at the provider after commit.
+  Its paid tasks keep running: the seller's work is honoured (a submitted delivery is released by the
+  review window, a dispute by staff).
+
+A payment left waiting is never cancelled inside the transaction (no lock across the provider): until its
+job has run, a customer who pays it anyway is refunded, since nothing waits for the money any more
+(`payment_apply_succeeded`).
+"""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from core.enqueue import enqueue_after_commit
+from core.errors import InvalidState, ProviderError
+from payments.providers import get_payment_provider
+from tasks_market.models import Bid, BidStatus, Payment, PaymentStatus, Task, TaskStatus
+from tasks_market.services.bids import bid_withdraw
+from tasks_market.services.errors import DeliveriesOwed
+from tasks_market.services.tasks import task_cancel_locked
+
+logger = logging.getLogger(__name__)
+
+UNPAID = (TaskStatus.OPEN, TaskStatus.AWAITING_PAYMENT)
+# A paid task in these states still needs its agent's work.
+OWED = (TaskStatus.DELIVERING, TaskStatus.IN_REVIEW)
+CANCEL_TASK = "tasks_market.tasks.cancel_abandoned_payment"
+
+
+def market_wind_down(*, user) -> None:
+    """The closing step of the marketplace (registered in apps.py), inside the close's transaction."""
+    mine = Q(poster=user)
+    bid_on = Q(bids__bidder=user, bids__status__in=(BidStatus.PENDING, BidStatus.SELECTED))
+    task_ids = list(Task.objects.filter(mine | bid_on, status__in=UNPAID).values_list("pk", flat=True).distinct())
+    # Locked in one order, and re-read: a task that moved meanwhile (paid, say) drops out here.
+    tasks = list(Task.objects.select_for_update().filter(pk__in=task_ids, status__in=UNPAID).order_by("pk"))
+    owed = Task.objects.filter(status__in=OWED, selected_bid__bidder=user)
+    if owed.exists():
+        raise DeliveriesOwed()
+    for task in tasks:
+        if task.poster_id == user.pk:
+            _cancel_posted(task)
+        else:
+            _withdraw_from(task, user)
+
+
+def _cancel_posted(task: Task) -> None:
+    waiting = list(
+        Payment.objects.select_for_update()
+        .filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT)
+        .values_list("pk", flat=True)
+    )
+    task_cancel_locked(task)
+    for payment_id in waiting:
+        enqueue_after_commit(CANCEL_TASK, str(payment_id))
+
+
+def _withdraw_from(task: Task, user) -> None:
+    if task.status == TaskStatus.AWAITING_PAYMENT and Bid.objects.filter(pk=task.selected_bid_id, bidder=user).exists():
+        _give_back_selection(task)
+    for bid_id in Bid.objects.filter(task=task, bidder=user, status=BidStatus.PENDING).values_list("pk", flat=True):
+        try:
+            bid_withdraw(user=user, task_id=task.pk, bid_id=bid_id)
+        except InvalidState:  # moved off pending meanwhile; the task's lock leaves nothing else it can be
+            logger.warning("bid %s of closing account %s was no longer pending", bid_id, user.pk)
+
+
+def _give_back_selection(task: Task) -> None:
+    """The task open again and the closing seller's selected bid withdrawn; the payment the poster was
+    asked for is cancelled after commit."""
+    now = timezone.now()
+    Bid.objects.filter(pk=task.selected_bid_id, status=BidStatus.SELECTED).update(
+        status=BidStatus.WITHDRAWN, updated_at=now
+    )
+    waiting = list(
+        Payment.objects.select_for_update()
+        .filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT)
+        .values_list("pk", flat=True)
+    )
+    task.status, task.selected_bid = TaskStatus.OPEN, None
+    task.save(update_fields=["status", "selected_bid", "updated_at"])
+    for payment_id in waiting:
+        enqueue_after_commit(CANCEL_TASK, str(payment_id))
+    logger.info("selection on task %s given back: the selected bid's account closed", task.pk)
+
+
+def payment_cancel_abandoned(*, payment_id: UUID | str) -> Payment | None:
+    """Cancel a payment still waiting for the customer that nothing waits for any more (its task was
+    cancelled, or its selection given back, as an account closed): at the provider first, with no
+    transaction open (cancelling is idempotent at both providers), then recorded under the task's lock.
+    Safe to run twice. When the customer paid first the provider refuses; the success event refunds it."""
+    payment = Payment.objects.select_related("task").filter(pk=payment_id).first()
+    if payment is None or payment.status != PaymentStatus.REQUIRES_PAYMENT or _awaited(payment):
+        return payment
+    try:
+        get_payment_provider().cancel_payment(payment.provider_payment_id)
+    except ProviderError:
+        logger.warning("abandoned payment %s could not be cancelled; paid, it is refunded", payment_id, exc_info=True)
+        return payment
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=payment.task_id).first()  # the lock order: the task first
+        payment = Payment.objects.select_for_update().select_related("task").get(pk=payment.pk)
+        if payment.status == PaymentStatus.REQUIRES_PAYMENT and not _awaited(payment):
+            payment.status = PaymentStatus.CANCELLED
+            payment.save(update_fields=["status", "updated_at"])
+    return payment
+
+
+def _awaited(payment: Payment) -> bool:
+    task = payment.task
+    return task.status == TaskStatus.AWAITING_PAYMENT and task.selected_bid_id == payment.bid_id
