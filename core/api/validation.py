@@ -98,11 +98,13 @@ def _echo(value: Any, budget: list[int]) -> Any:
     return value
 
 
-# --- Sizes before anything else -------------------------------------------------------------------
+# --- Sizes and strings before anything else -------------------------------------------------------
 
 
-def _oversized(serializer: serializers.Serializer, data: Any, loc: list) -> dict[str, list[dict[str, Any]]]:
-    """Errors of the fields whose list or string (at any depth) is over its `max_length`, by field name."""
+def _refused_first(serializer: serializers.Serializer, data: Any, loc: list) -> dict[str, list[dict[str, Any]]]:
+    """Errors of the fields refused before the serializer looks at them, by field name: a list or string (at
+    any depth) over its `max_length`, or a JSON number where a string belongs (DRF's CharField would store
+    `123` as "123"; Pydantic's strict `str` refuses it, and so does the schema)."""
     found: dict[str, list[dict[str, Any]]] = {}
     if not isinstance(data, Mapping):
         return found
@@ -112,22 +114,24 @@ def _oversized(serializer: serializers.Serializer, data: Any, loc: list) -> dict
         value = _get(data, name, field)
         if value is _MISSING:
             continue
-        errors = _oversized_value(field, value, [*loc, name])
+        errors = _refused_first_value(field, value, [*loc, name])
         if errors:
             found[name] = errors
     return found
 
 
-def _oversized_value(field: fields.Field, value: Any, loc: list) -> list[dict[str, Any]]:
+def _refused_first_value(field: fields.Field, value: Any, loc: list) -> list[dict[str, Any]]:
     if isinstance(field, fields.ListField | serializers.ListSerializer) and isinstance(value, list):
         if field.max_length is not None and len(value) > field.max_length:
             return [_list_length_error("too_long", field.max_length, value, loc)]
         out: list[dict[str, Any]] = []
         for index, item in enumerate(value):
-            out.extend(_oversized_value(field.child, item, [*loc, index]))
+            out.extend(_refused_first_value(field.child, item, [*loc, index]))
         return out
     if isinstance(field, serializers.Serializer):
-        return [e for errors in _oversized(field, value, loc).values() for e in errors]
+        return [e for errors in _refused_first(field, value, loc).values() for e in errors]
+    if isinstance(field, fields.CharField) and isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        return [error("string_type", loc, "Input should be a valid string", value)]
     if isinstance(field, fields.CharField) and isinstance(value, str) and field.max_length is not None:
         n = field.max_length
         if len(value) > n and len(value.strip() if field.trim_whitespace else value) > n:
@@ -197,10 +201,10 @@ def validate(
 
 
 def _validated(serializer_class, serializer, data, loc, context, partial, instance) -> dict[str, Any]:
-    oversized = _oversized(serializer, data, [loc])
+    oversized = _refused_first(serializer, data, [loc])
     if oversized:
-        # The other fields are still checked, so all problems are reported together; the oversized
-        # ones are left out of that, and so never validated item by item.
+        # The other fields are still checked, so all problems are reported together; the fields refused
+        # first are left out of that, and so never validated item by item.
         rest = serializer_class(
             instance=instance, data=_without(data, oversized), context=context or {}, partial=partial
         )

@@ -241,3 +241,27 @@ def test_a_number_no_double_holds_is_json_invalid_not_a_500(alice_api, path, bod
         }
     ]
     assert not Task.objects.exists()
+
+
+@pytest.mark.parametrize(("field", "value"), [("title", 123), ("title", 1.5), ("description", 10**30)])
+def test_a_number_where_a_string_belongs_is_string_type(alice_api, field, value):
+    """DRF's CharField would store `123` as "123"; the schema says string, and so does the server."""
+    from tasks_market.models import Task
+    from tests.tasks_market.conftest import task_body
+
+    response = alice_api.post("/api/v1/tasks", task_body(**{field: value}), format="json")
+
+    assert response.status_code == 422, response.content
+    assert response.json()["detail"] == [
+        {"type": "string_type", "loc": ["body", field], "msg": "Input should be a valid string", "input": value}
+    ]
+    assert not Task.objects.exists()
+
+
+def test_a_number_in_a_list_of_strings_is_string_type_at_its_index(alice_api):
+    from tests.tasks_market.conftest import task_body
+
+    response = alice_api.post("/api/v1/tasks", task_body(requirements=["fine", 7]), format="json")
+
+    assert response.status_code == 422, response.content
+    assert [(e["type"], e["loc"]) for e in response.json()["detail"]] == [("string_type", ["body", "requirements", 1])]
