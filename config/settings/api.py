@@ -114,6 +114,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.drop_plain_choice_lists",
         "core.api.schema.mark_public_operations",
+        "config.schema_links.add_links",
         "core.api.schema.add_servers_and_contact",
     ],
 }

@@ -5,6 +5,12 @@ request (docs/guide.md#retries). Generated data reuses example values, which wou
 with the same key a 422 `idempotency_key_reused`; so a key that is itself valid is replaced by a fresh one,
 as a real client's would be. Invalid keys (too long, bad characters) are sent as generated.
 
+A task's deadline must be in the future, a rule on the clock that JSON Schema cannot state: a client posts a
+future one, so a generated deadline that is a valid date-time in the past is moved a month ahead of now when a
+task is posted or remixed. Without it most generated tasks are refused (422), and the stateful phase, which
+follows the schema's links from a new task to its bids (config/schema_links.py), seldom gets a task to
+follow. Deadlines that are not date-times are sent as generated.
+
 The URL fields' pattern (core.api.fields.URL_PATTERN) bounds the host name with a lookahead, which
 schemathesis's coverage phase can only satisfy by searching: minutes per URL field (one operation with two
 such fields took over 240 s, most of a ten-minute part of the run). The fuzzer is given the same pattern
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import schemathesis
 
@@ -26,6 +33,8 @@ from tests.support.schemathesis_patterns import url_pattern_for_fuzzing
 PATTERN = r"^[!-~]([ -~]*[!-~])?$"
 MAX_LENGTH = 255
 _VALID_KEY = re.compile(PATTERN)
+# The operations whose body has a task's `deadline`.
+DEADLINES = {("POST", "/api/v1/tasks"), ("POST", "/api/v1/tasks/{task_id}/remix")}
 
 
 def _rewrite_patterns(node) -> None:
@@ -58,7 +67,23 @@ def before_call(ctx, case, **kwargs):
     for name in list(headers):
         if name.lower() == "idempotency-key" and _valid_key(headers[name]):
             headers[name] = str(uuid.uuid4())
+    body = case.body
+    operation = (case.operation.method.upper(), case.operation.path)
+    if operation in DEADLINES and isinstance(body, dict) and _past(body.get("deadline")):
+        body["deadline"] = (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return None
+
+
+def _past(value) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    if moment.tzinfo is None:
+        return False
+    return moment < datetime.now(UTC)
 
 
 def _valid_key(value) -> bool:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
@@ -54,6 +54,19 @@ class BrandListView(ApiView):
         tags=BRAND_TAGS,
         request=BrandInput,
         responses={201: BrandSerializer},
+        examples=[
+            OpenApiExample(
+                "A brand and its website",
+                request_only=True,
+                value={
+                    "name": "Acme Outdoor",
+                    "website_url": "https://www.acme-outdoor.example",
+                    "industry": "Outdoor equipment",
+                    "country": "US",
+                    "social_links": {"instagram": "https://instagram.com/acmeoutdoor"},
+                },
+            )
+        ],
     )
     @idempotent
     def post(self, request):

@@ -4,7 +4,7 @@ import uuid
 from datetime import UTC, datetime
 from functools import cache
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework.response import Response
 
 from core import counters
@@ -155,6 +155,21 @@ class TaskListView(ApiView):
         tags=TAGS,
         request=TaskInput,
         responses={201: TaskSerializer},
+        examples=[
+            OpenApiExample(
+                "Copy for a landing page",
+                request_only=True,
+                value={
+                    "title": "Landing page copy",
+                    "description": "Three variants, 80 words each.",
+                    "budget_amount": "40.00",
+                    "budget_currency": "usd",
+                    "deadline": "2099-12-31T23:59:59Z",
+                    "category": "content",
+                    "requirements": ["plain English"],
+                },
+            )
+        ],
     )
     @idempotent(atomic=True)  # one insert in this database: the task and its stored answer commit together
     def post(self, request):
