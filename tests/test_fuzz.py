@@ -70,3 +70,28 @@ def test_the_fuzzers_url_pattern_is_the_servers_without_the_lookahead_and_narrow
         assert fuzzing.match(url) and served.match(url), url
     for url in ("https://a.b.c.example.com/", "ftp://example.com", "https://" + "a." * 130 + "io"):
         assert not fuzzing.match(url), url
+
+
+def test_the_fuzzer_writes_numbers_no_double_holds():
+    """tests/support/schemathesis_hooks.py: one body in five that carries numbers has one of them written as a
+    literal hypothesis never produces (1e400, 5e-324, ...); the rest of the body is what was generated."""
+    import json
+
+    from tests.support.schemathesis_hooks import HUGE_EVERY, HUGE_NUMBERS, with_huge_number
+
+    bodies = [{"amount": n, "nested": [{"rate": n / 7}], "name": f"x{n}", "flag": True} for n in range(1000)]
+    mutated = {index: with_huge_number(body) for index, body in enumerate(bodies)}
+    mutated = {index: text for index, text in mutated.items() if text is not None}
+
+    assert 0.5 / HUGE_EVERY < len(mutated) / len(bodies) < 1.5 / HUGE_EVERY
+    literals = set()
+    for index, text in mutated.items():
+        decoded = json.loads(text, parse_float=str, parse_int=str)  # still JSON, numbers kept as written
+        original = bodies[index]
+        assert decoded["name"] == original["name"] and decoded["flag"] is True
+        changed = [v for v in (decoded["amount"], decoded["nested"][0]["rate"]) if v in HUGE_NUMBERS]
+        assert len(changed) == 1, text
+        literals.add(changed[0])
+    assert literals == set(HUGE_NUMBERS)
+    assert with_huge_number({"name": "no numbers", "flag": False}) is None
+    assert with_huge_number(bodies[0]) == with_huge_number(dict(bodies[0]))  # repeatable

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 
 from django.conf import settings
 from rest_framework import parsers
@@ -44,7 +45,9 @@ class JSONParser(parsers.JSONParser):
                 ]
             )
         try:
-            data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+            data = json.loads(
+                text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_double_sized_int
+            )
         except _OutOfRange as exc:
             raise RequestValidationError(
                 [error("json_invalid", ["body", text.find(exc.literal)], "JSON decode error", {}, {"error": str(exc)})]
@@ -128,5 +131,14 @@ def _finite_float(literal: str) -> float:
     # JSON answer can carry (a 422 echoing it could not be rendered), so it is refused where it stands.
     value = float(literal)
     if math.isinf(value):
+        raise _OutOfRange(literal)
+    return value
+
+
+def _double_sized_int(literal: str) -> int:
+    # An integer literal past a double's range (400 nines) is as meaningless here as 1e400, and a float field
+    # given it would fail converting it (OverflowError, a 500): refused the same way.
+    value = int(literal)
+    if abs(value) > sys.float_info.max:
         raise _OutOfRange(literal)
     return value

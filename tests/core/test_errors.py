@@ -222,6 +222,8 @@ def test_surrogate_pairs_and_escaped_backslashes_are_fine(api):
     [
         ("/api/v1/tasks", '{"title": "t", "budget_amount": 1e400}', 32, "1e400"),
         ("/api/v1/ads/simulate", '{"budgets": [-2.5E+999]}', 13, "-2.5E+999"),
+        # an integer past a double's range: a float field would fail converting it
+        ("/api/v1/ads/simulate", '{"current_daily_budget": ' + "9" * 400 + "}", 25, "9" * 32),
     ],
 )
 def test_a_number_no_double_holds_is_json_invalid_not_a_500(alice_api, path, body, offset, literal):

@@ -17,15 +17,24 @@ such fields took over 240 s, most of a ten-minute part of the run). The fuzzer i
 without the lookahead and with at most two labels before the top-level domain: every URL it matches also
 matches the server's (a host of at most 191 characters), so valid data stays valid, and the run finishes in
 seconds. The server checks whatever URL it is sent as before; negative cases still reach it.
+
+JSON numbers that a double cannot hold (`1e400`, `-1E+999`), or that it holds only at its edges (`1e308`,
+`5e-324`), are what hypothesis's floats never produce (it generates finite doubles, which `json.dumps`
+writes in their shortest form). The JSON serializer below writes one number of every fifth body that has
+numbers as such a literal, chosen by the body's own text so a run is repeatable: the server must answer
+each with a documented 4xx (`json_invalid` for the first two, docs/decisions.md#errors), never a 500.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import schemathesis
+from schemathesis.transport.serialization import serialize_json
 
 from tests.support.schemathesis_patterns import url_pattern_for_fuzzing
 
@@ -88,3 +97,55 @@ def _past(value) -> bool:
 
 def _valid_key(value) -> bool:
     return isinstance(value, str) and len(value) <= MAX_LENGTH and bool(_VALID_KEY.match(value))
+
+
+# Number literals hypothesis never writes: beyond a double's range, and at its edges.
+HUGE_NUMBERS = ("1e400", "-1E+999", "1e308", "-1.7976931348623157e308", "5e-324", "1e-400", "9" * 400)
+HUGE_EVERY = 5  # one body in this many, of those that carry a number
+_SENTINEL = "\u0000huge-number\u0000"
+
+
+def _numbers(node, path=()):
+    """The paths of the numeric leaves of a JSON value (booleans are not numbers here)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _numbers(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _numbers(value, (*path, index))
+    elif isinstance(node, int | float) and not isinstance(node, bool):
+        yield path
+
+
+def _replaced(node, path, value):
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        return {**node, head: _replaced(node[head], rest, value)}
+    return [_replaced(item, rest, value) if index == head else item for index, item in enumerate(node)]
+
+
+def with_huge_number(body) -> bytes | None:
+    """`body` as JSON with one of its numbers written as a HUGE_NUMBERS literal, or None when this body keeps
+    its numbers (it has none, or it is not one of the HUGE_EVERY)."""
+    numbers = list(_numbers(body))
+    if not numbers:
+        return None
+    text = json.dumps(body, sort_keys=True)
+    digest = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    if digest % HUGE_EVERY:
+        return None
+    path = numbers[(digest // HUGE_EVERY) % len(numbers)]
+    literal = HUGE_NUMBERS[(digest // HUGE_EVERY // len(numbers)) % len(HUGE_NUMBERS)]
+    return json.dumps(_replaced(body, path, _SENTINEL)).replace(json.dumps(_SENTINEL), literal).encode()
+
+
+@schemathesis.serializer("application/json")
+def json_with_huge_numbers(ctx, value) -> bytes:
+    if isinstance(value, dict | list):
+        mutated = with_huge_number(value)
+        if mutated is not None:
+            return mutated
+    plain = serialize_json(value)  # schemathesis's own JSON serializer, for every other body
+    return plain["data"] if "data" in plain else json.dumps(plain["json"]).encode()
