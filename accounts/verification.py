@@ -30,9 +30,9 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
-from rest_framework import exceptions, status
 
 from accounts.models import User
+from accounts.throttle import LoginThrottled
 from assistant.services import credits_grant_signup
 from core.enqueue import enqueue_after_commit
 from core.errors import InputRejected, InvalidState
@@ -43,14 +43,8 @@ _SALT = "accounts.verification.email"
 SUBJECT = "Verify your e-mail address"
 
 
-class VerificationMailThrottled(exceptions.APIException):
-    status_code = status.HTTP_429_TOO_MANY_REQUESTS
-    default_detail = "Rate limit exceeded. Try again later."
-    default_code = "rate_limited"
-
-    def __init__(self, wait: int):
-        super().__init__()
-        self.wait = wait
+class VerificationMailThrottled(LoginThrottled):
+    """The same 429 `rate_limited` with `Retry-After` as the login throttle's, for one more mail too soon."""
 
 
 def _address_digest(email: str) -> str:

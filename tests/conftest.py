@@ -43,10 +43,14 @@ def pytest_collection_modifyitems(config, items):
 
 class _ServerShapeScheduling(LoadGroupScheduling):
     """`--dist loadgroup`, with the tests on one `make run` / `make serve` server as one group (one worker, so
-    each shape is started once per run and never by two workers at once). The group is read from the node
+    each shape is started once per group; the live fuzzer has a `make run` of its own). The group is read from the node
     id: pytest-xdist 3.8 marks xdist_group by rewriting `item._nodeid`, which pytest 9 no longer reads."""
 
     def _split_scope(self, nodeid: str) -> str:
+        if nodeid.startswith("tests/e2e/test_schemathesis.py"):
+            # The live fuzzer alone is minutes of one `make run`: on a server of its own (its own worker), the
+            # other `make run` tests do not queue behind it.
+            return "e2e-run-fuzz"
         if nodeid.startswith("tests/e2e/") and nodeid.endswith(("[run]", "[serve]", "[multinode]")):
             return "e2e-" + nodeid.rsplit("[", 1)[1].rstrip("]")
         if nodeid.startswith(("tests/ops/test_metrics.py", "tests/ops/test_tracing.py")):

@@ -332,3 +332,27 @@ def test_staff_without_the_permission_cannot_resolve_a_dispute(server, scenario)
         expect(plain.post(f"/api/v1/disputes/{task_id}/resolve", json=decision), 403, "permission_denied")
     assert expect(staff.get("/api/v1/auth/me"), 200)["is_staff"] is True
     scenario.effects.update(staff_without_permission=403)
+
+
+def test_an_address_is_mailed_as_given_with_its_domain_in_idna_2008(server, scenario):
+    """`Ann@Faß.de` is mailed at `xn--fa-hia.de` (IDNA 2008), never at `fass.de`, another registrable domain; the
+    local part keeps its case; `fass.de` is another account (docs/decisions.md#identity-and-authentication)."""
+    import email
+    from email import policy
+
+    local = f"Ann-{uuid.uuid4().hex[:8]}"
+    api = Api(server, scenario)
+    expect(api.post("/api/v1/auth/register", json={"email": f"{local}@Faß.de", "password": PASSWORD}), 201)
+
+    deadline, recipients = time.monotonic() + 20, []
+    while time.monotonic() < deadline and not recipients:
+        for path in (server.var_dir / "mail").glob("*.eml"):
+            message = email.message_from_bytes(path.read_bytes(), policy=policy.default)
+            recipients += [str(to.addr_spec) for to in message["To"].addresses if local.lower() in str(to).lower()]
+        time.sleep(0.1)
+    assert recipients and set(recipients) == {f"{local}@xn--fa-hia.de"}, recipients
+
+    expect(api.post("/api/v1/auth/register", json={"email": f"{local}@fass.de", "password": PASSWORD}), 201)
+    signed_in = api.post("/api/v1/auth/token", json={"email": f"{local.upper()}@FAß.DE", "password": PASSWORD})
+    me = expect(Api(server, scenario, expect(signed_in, 200)["access"]).get("/api/v1/auth/me"), 200)
+    assert me["email"] == f"{local}@Faß.de"
