@@ -11,7 +11,7 @@ cases go through the real server, its processes and its proxy headers. Then, as 
 phase follows the schema's links (config/schema_links.py) from what each create made to the operations
 that take it, real ids instead of made-up ones: a task to its bids, one of the demo agent's bids to select
 (the demo agent bids on every new task, as in the guide's marketplace walk-through). Its scenario count is
-set in tests/support/schemathesis.toml (about a minute and a half).
+set in tests/support/schemathesis.toml (under a minute).
 """
 
 from __future__ import annotations
