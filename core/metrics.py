@@ -25,7 +25,6 @@ import os
 import socket
 import threading
 import time
-from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from django.core.cache.backends.base import BaseCache
@@ -33,6 +32,7 @@ from django.db import transaction
 from django.urls import Resolver404, resolve
 from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import ThreadingWSGIServer
 
 logger = logging.getLogger(__name__)
 
@@ -243,10 +243,6 @@ def bind_is_private(host: str) -> bool:
         return False
 
 
-class _ExporterServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True  # a scrape in flight never holds up the process's exit
-
-
 class _QuietHandler(WSGIRequestHandler):
     def log_message(self, format, *args):
         """No access log: Prometheus scrapes every few seconds."""
@@ -278,7 +274,9 @@ def serve(registry: CollectorRegistry, port: int, *, host: str, token: str) -> W
     if token:
         app = _bearer_only(app, token)
     family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
-    server_class = type("ExporterServer", (_ExporterServer,), {"address_family": family})
+    # prometheus-client's own threaded server (daemon threads: a scrape never holds up the exit), for the
+    # host's address family, as its start_http_server picks it.
+    server_class = type("ExporterServer", (ThreadingWSGIServer,), {"address_family": family})
     server = make_server(host, port, app, server_class, handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name="metrics-exporter", daemon=True).start()
     logger.info("metrics on http://%s:%s/metrics%s", host, port, " (bearer token)" if token else "")

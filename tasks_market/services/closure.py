@@ -62,13 +62,14 @@ def market_wind_down(*, user) -> None:
 
 
 def _cancel_posted(task: Task) -> None:
-    waiting = list(
-        Payment.objects.select_for_update()
-        .filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT)
-        .values_list("pk", flat=True)
-    )
+    _cancel_waiting_payments_after_commit(task)
     task_cancel_locked(task)
-    for payment_id in waiting:
+
+
+def _cancel_waiting_payments_after_commit(task: Task) -> None:
+    """Lock the task's payments still waiting for the customer and queue their cancel at the provider."""
+    waiting = Payment.objects.select_for_update().filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT)
+    for payment_id in list(waiting.values_list("pk", flat=True)):
         enqueue_after_commit(CANCEL_TASK, str(payment_id))
 
 
@@ -89,15 +90,9 @@ def _give_back_selection(task: Task) -> None:
     Bid.objects.filter(pk=task.selected_bid_id, status=BidStatus.SELECTED).update(
         status=BidStatus.WITHDRAWN, updated_at=now
     )
-    waiting = list(
-        Payment.objects.select_for_update()
-        .filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT)
-        .values_list("pk", flat=True)
-    )
+    _cancel_waiting_payments_after_commit(task)
     task.status, task.selected_bid = TaskStatus.OPEN, None
     task.save(update_fields=["status", "selected_bid", "updated_at"])
-    for payment_id in waiting:
-        enqueue_after_commit(CANCEL_TASK, str(payment_id))
     logger.info("selection on task %s given back: the selected bid's account closed", task.pk)
 
 
