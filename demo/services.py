@@ -25,9 +25,9 @@ from assistant.providers.llm import get_llm_provider
 from core.errors import InvalidState, NotFound
 from demo.models import InboxMessage
 from payments.models import LocalConnectObject, PayoutAccount
-from payments.payouts import payout_account_apply, payout_account_start
 from payments.providers.base import PayoutAccountStatus
 from payments.providers.local import LocalPaymentProvider, account_event_object
+from payments.services.accounts import payout_account_apply, payout_account_start
 from tasks_market.models import Agent, Bid, Task, TaskCategory, TaskStatus
 from tasks_market.services.agents import agent_register, agent_secrets, agent_update_endpoint
 from tasks_market.services.bids import bid_create

@@ -15,8 +15,8 @@ from django.utils import timezone
 from core.errors import NotFound, ProviderUnavailable
 from payments.events import send_event
 from payments.models import LocalConnectObject
-from payments.payouts import payout_account_apply
 from payments.providers.local import LocalPaymentProvider, account_event_object
+from payments.services.accounts import payout_account_apply
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,10 @@ account (the event's top-level `account` names it), `charge.dispute.*` a dispute
 
 from __future__ import annotations
 
-from payments.payouts import chargeback_close, chargeback_open, payout_account_apply, payout_settle
 from payments.registry import ProviderEvent, payment_event_handler
+from payments.services.accounts import payout_account_apply
+from payments.services.chargebacks import chargeback_close, chargeback_open
+from payments.services.payouts import payout_settle
 
 
 def _str(value: object) -> str:

@@ -7,7 +7,8 @@ import logging
 from celery import shared_task
 
 from payments.ledger_check import ledger_problems
-from payments.payouts import earning_transfer, earnings_settle, payouts_run
+from payments.services.earnings import earning_transfer, earnings_settle
+from payments.services.payouts import payouts_run
 
 logger = logging.getLogger(__name__)
 

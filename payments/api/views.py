@@ -21,7 +21,7 @@ from payments.api.serializers import (
 )
 from payments.ledger import seller_balances
 from payments.models import Earning, Payout
-from payments.payouts import payout_account_for, payout_account_start
+from payments.services.accounts import payout_account_for, payout_account_start
 
 TAGS = ["payouts"]
 PROVIDER_ERRORS = {

@@ -133,7 +133,7 @@ def _metadata_form(metadata: dict[str, str], parent: str = "") -> Form:
 
 def transfer_group(metadata: dict[str, str]) -> str:
     """The transfer group a payment's charge and its seller's transfers share: the earning's source,
-    `task:<task id>` (payments.payouts.earning_transfer sends the same), or "" for other payments."""
+    `task:<task id>` (payments.services.earnings.earning_transfer sends the same), or "" for other payments."""
     task_id = (metadata or {}).get("task_id")
     return f"task:{task_id}" if task_id else ""
 

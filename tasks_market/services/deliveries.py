@@ -17,8 +17,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
-from payments.payouts import earning_record
 from payments.providers import get_payment_provider
+from payments.services.earnings import earning_record
 from tasks_market.models import (
     Artefact,
     Delivery,

@@ -32,8 +32,9 @@ from django.utils import timezone
 from core.errors import Forbidden, InvalidState, NotFound
 from payments.fees import fee_split
 from payments.models import Earning
-from payments.payouts import earning_reverse, earning_transfer_reverse, ledger_refunded
 from payments.providers import get_payment_provider
+from payments.services.captures import ledger_refunded
+from payments.services.refunds import earning_reverse, earning_transfer_reverse
 from tasks_market.models import (
     Delivery,
     DeliveryStatus,

@@ -25,8 +25,8 @@ from django.utils import timezone
 from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
 from payments.money import event_money_mismatch
-from payments.payouts import ledger_captured, ledger_refunded
 from payments.providers import get_payment_provider
+from payments.services.captures import ledger_captured, ledger_refunded
 from tasks_market.models import Bid, BidStatus, Delivery, Payment, PaymentStatus, Task, TaskStatus
 from tasks_market.services.dispatch import enqueue_dispatch
 from tasks_market.services.events import payment_data, publish

@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.services import user_delete
 from payments.models import LocalPayment, LocalSubscription, Payout
-from payments.payouts import payouts_run
+from payments.services.payouts import payouts_run
 from tasks_market.models import Bid, BidStatus, Delivery, Payment, PaymentStatus, Task, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
 from teams.models import Team, TeamStatus

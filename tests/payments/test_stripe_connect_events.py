@@ -25,8 +25,9 @@ from django.utils import timezone
 
 from payments.events import SignedEvent
 from payments.models import Earning, Payout, PayoutAccount
-from payments.payouts import earnings_settle, payout_owner, payout_send
 from payments.providers.stripe import StripePaymentProvider
+from payments.services.earnings import earnings_settle
+from payments.services.payouts import payout_owner, payout_send
 from tasks_market.models import DeliveryStatus, Payment, Task
 from tasks_market.services.disputes import payment_refund_released
 from tasks_market.services.payments import held_payments_capture

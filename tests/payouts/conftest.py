@@ -11,8 +11,8 @@ import pytest
 from django.db import connection
 
 from payments.models import LedgerLine, LocalConnectObject, PayoutAccount
-from payments.payouts import payout_account_apply, payout_account_start
 from payments.providers.local import LocalPaymentProvider, account_event_object
+from payments.services.accounts import payout_account_apply, payout_account_start
 from tasks_market.models import Payment, Task
 from tests.conftest import client_with_token, jwt_for
 from tests.support.factories import UserFactory

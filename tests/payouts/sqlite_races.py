@@ -25,7 +25,8 @@ def main() -> None:
 
     from payments.ledger_check import ledger_problems
     from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, PayoutAccount
-    from payments.payouts import ledger_captured, payouts_run
+    from payments.services.captures import ledger_captured
+    from payments.services.payouts import payouts_run
     from tasks_market.models import Delivery, DeliveryStatus, DisputeResolution, Payment
     from tasks_market.services.deliveries import deliveries_release_due, delivery_approve
     from tasks_market.services.disputes import dispute_resolve

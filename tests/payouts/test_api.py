@@ -10,7 +10,7 @@ from django.test import Client
 from payments.events import build_event
 from payments.models import LocalConnectObject, PayoutAccount
 from payments.onboarding import OnboardingInvalid, bank_account_parse, iban_valid, routing_valid
-from payments.payouts import payouts_run
+from payments.services.payouts import payouts_run
 from tests.payouts.conftest import in_review, onboard
 
 pytestmark = pytest.mark.django_db

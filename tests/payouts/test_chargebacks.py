@@ -13,7 +13,7 @@ from payments.events import build_event
 from payments.ledger import seller_balances
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, Payout
-from payments.payouts import payouts_run
+from payments.services.payouts import payouts_run
 from tests.payouts.conftest import in_review, onboard
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.utils import timezone
 from payments.ledger import seller_balances
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, LedgerEntry, LocalPayment, Payout
-from payments.payouts import payouts_run
+from payments.services.payouts import payouts_run
 from tasks_market.models import Delivery, DisputeResolution, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
 from tests.conftest import client_with_token, jwt_for

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from payments.models import Earning, LedgerEntry, LedgerLine
-from payments.payouts import payouts_run
+from payments.services.payouts import payouts_run
 from payments.tasks import check_ledger
 from tests.payouts.conftest import disputed, in_review, onboard
 

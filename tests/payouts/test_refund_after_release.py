@@ -9,7 +9,8 @@ import pytest
 from payments.ledger import seller_balances
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, Payout
-from payments.payouts import earning_transfer, payouts_run
+from payments.services.earnings import earning_transfer
+from payments.services.payouts import payouts_run
 from tasks_market.models import PaymentStatus
 from tasks_market.services.disputes import payment_refund_released
 from tests.payouts.conftest import in_review, ledger_rows, onboard, payment_of

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from payments.payouts import earnings_settle, payouts_run
+from payments.services.earnings import earnings_settle
+from payments.services.payouts import payouts_run
 
 
 class Command(BaseCommand):
