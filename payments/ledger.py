@@ -2,9 +2,12 @@
 
 Every money movement is one `LedgerEntry` whose `LedgerLine`s sum to zero per currency, posted in the
 caller's transaction, the same one that changes the state it records. Debits are positive, credits
-negative; the accounts are names, not rows:
+negative; the accounts are names, not rows, in two groups, each of which balances on its own in every
+entry:
 
-    platform:cash            money captured from posters (debit)
+Claims: who the captured money belongs to.
+
+    platform:captured        money captured from posters (debit)
     platform:held            captured, neither released nor refunded yet (credit while held)
     platform:fees            the platform's fee (credit)
     poster:refunds           money given back to posters (credit)
@@ -13,6 +16,15 @@ negative; the accounts are names, not rows:
     seller:<id>:paid_out     paid out to the seller's account (credit)
     seller:<id>:frozen       held back by an open card chargeback (credit)
     seller:<id>:chargebacks  taken back by chargebacks (credit)
+
+Money: where it is at the provider, posted by the movements the provider made (a capture, a refund, a
+transfer, a reversal, a payout, a dispute's withdrawal), each entry naming the provider's object in
+`provider_ref`; what the reconciliation (payments.reconcile) compares with the provider's balances.
+
+    platform:cash            the platform's balance at the provider (debit)
+    seller:<id>:connected    the seller's connected account's balance at the provider (debit)
+    outside                  the world beyond the provider: posters' cards, sellers' banks, card
+                             networks and the provider's fees (credit: money that came in)
 
 An entry has a unique `key` derived from the movement (e.g. `released:task:<uuid>`): posting the same
 movement twice finds the first entry and writes nothing.
@@ -28,15 +40,27 @@ from django.db.models import Sum
 
 from payments.models import LedgerEntry, LedgerLine
 
-CASH = "platform:cash"
+CAPTURED = "platform:captured"
 HELD = "platform:held"
 FEES = "platform:fees"
 REFUNDS = "poster:refunds"
 SELLER_STATES = ("pending", "available", "paid_out", "frozen")
+CASH = "platform:cash"
+OUTSIDE = "outside"
 
 
 def seller(owner_id, state: str) -> str:
     return f"seller:{owner_id}:{state}"
+
+
+def connected(owner_id) -> str:
+    """The seller's connected account's balance at the provider (the money group)."""
+    return f"seller:{owner_id}:connected"
+
+
+def is_money(account: str) -> bool:
+    """Whether `account` is in the money group (where it is at the provider), not the claims group."""
+    return account in (CASH, OUTSIDE) or account.endswith(":connected")
 
 
 class Unbalanced(ValueError):
@@ -44,18 +68,31 @@ class Unbalanced(ValueError):
 
 
 def ledger_post(
-    *, kind: str, source: str, key: str, currency: str, lines: list[tuple[str, Decimal]], memo: str = ""
+    *,
+    kind: str,
+    source: str,
+    key: str,
+    currency: str,
+    lines: list[tuple[str, Decimal]],
+    memo: str = "",
+    provider_ref: str = "",
 ) -> LedgerEntry:
-    """Post one balanced entry (account, amount) in `currency`; zero lines are left out. Idempotent by `key`."""
+    """Post one entry (account, amount) in `currency`, balanced in each group (claims, money); zero lines are
+    left out. `provider_ref` names the provider's object a money movement is (tr_, po_, re_ ...).
+    Idempotent by `key`."""
     lines = [(account, Decimal(amount)) for account, amount in lines if Decimal(amount) != 0]
-    if sum((amount for _, amount in lines), Decimal(0)) != 0:
-        raise Unbalanced(f"entry {key}: lines sum to {sum(a for _, a in lines)}, not 0")
+    for group in (True, False):
+        total = sum((amount for account, amount in lines if is_money(account) == group), Decimal(0))
+        if total != 0:
+            raise Unbalanced(f"entry {key}: the {'money' if group else 'claims'} lines sum to {total}, not 0")
     existing = LedgerEntry.objects.filter(key=key).first()
     if existing is not None:
         return existing
     try:
         with transaction.atomic():
-            entry = LedgerEntry.objects.create(kind=kind, source=source, key=key, memo=memo[:500])
+            entry = LedgerEntry.objects.create(
+                kind=kind, source=source, key=key, memo=memo[:500], provider_ref=provider_ref
+            )
     except IntegrityError:  # a concurrent twin posted it first
         return LedgerEntry.objects.get(key=key)
     LedgerLine.objects.bulk_create(

@@ -41,13 +41,14 @@ def _task_problems() -> list[str]:
     sums: dict[tuple[str, str], dict[str, Decimal]] = defaultdict(lambda: defaultdict(lambda: ZERO))
     rows = (
         LedgerLine.objects.filter(source__startswith="task:")
+        .exclude(account__in=(ledger.CASH, ledger.OUTSIDE))
         .values("source", "currency", "account", "entry__kind")
         .annotate(total=Sum("amount"))
     )
     for row in rows:
         bucket = sums[(row["source"], row["currency"])]
         account, kind, total = row["account"], row["entry__kind"], row["total"]
-        if account == ledger.CASH:
+        if account == ledger.CAPTURED:
             bucket["paid"] += total
         elif account == ledger.HELD:
             bucket["held"] -= total

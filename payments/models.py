@@ -282,6 +282,12 @@ class LedgerEntry(models.Model):
     # One entry per (kind, key): posting the same movement twice is a no-op, never a second entry.
     key = models.CharField(max_length=255, unique=True)
     memo = models.CharField(max_length=500, blank=True)
+    provider_ref = models.CharField(
+        max_length=255,
+        blank=True,
+        db_index=True,
+        help_text="The provider's object this movement is (tr_, po_, re_ ...).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -297,7 +303,7 @@ class LedgerLine(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     entry = models.ForeignKey(LedgerEntry, on_delete=models.PROTECT, related_name="lines")
-    account = models.CharField(max_length=120, db_index=True)  # platform:cash, seller:<user id>:available ...
+    account = models.CharField(max_length=120, db_index=True)  # platform:captured, seller:<user id>:available ...
     owner_id = models.CharField(max_length=64, blank=True, db_index=True, help_text="The seller, on seller lines.")
     source = models.CharField(max_length=80, db_index=True)  # the entry's, copied for per-task views
     currency = models.CharField(max_length=3)

@@ -55,10 +55,14 @@ def test_a_split_refunds_part_and_releases_the_rest(alice_api, seller_api, selle
         Decimal("90.00"),
     )
     assert ledger_rows(task_id) == [
-        ("captured", "platform:cash", "usd", Decimal("150.000")),
+        ("captured", "platform:captured", "usd", Decimal("150.000")),
         ("captured", "platform:held", "usd", Decimal("-150.000")),
+        ("captured", "platform:cash", "usd", Decimal("150.000")),
+        ("captured", "outside", "usd", Decimal("-150.000")),
         ("refunded", "platform:held", "usd", Decimal("50.000")),
         ("refunded", "poster:refunds", "usd", Decimal("-50.000")),
+        ("refunded", "outside", "usd", Decimal("50.000")),
+        ("refunded", "platform:cash", "usd", Decimal("-50.000")),
         ("released", "platform:held", "usd", Decimal("100.000")),
         ("released", "platform:fees", "usd", Decimal("-10.000")),
         ("released", f"seller:{seller.pk}:pending", "usd", Decimal("-90.000")),

@@ -53,6 +53,8 @@ def test_a_refund_after_the_transfer_reverses_it(alice_api, seller_api, seller, 
         ("reversed", "platform:held", "usd", Decimal("-150.000")),
         ("refunded", "platform:held", "usd", Decimal("150.000")),
         ("refunded", "poster:refunds", "usd", Decimal("-150.000")),
+        ("refunded", "outside", "usd", Decimal("150.000")),
+        ("refunded", "platform:cash", "usd", Decimal("-150.000")),
     ]
     payouts_run()
     assert not Payout.objects.exists()

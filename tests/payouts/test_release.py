@@ -64,8 +64,10 @@ def test_paying_captures_and_approving_releases_the_net_as_a_pending_earning(ali
     assert payment_of(task_id).status == PaymentStatus.RELEASED
     assert LocalPayment.objects.get(id=payment.provider_payment_id).status == "succeeded"  # never charged again
     assert ledger_rows(task_id) == [
-        ("captured", "platform:cash", "usd", Decimal("150.000")),
+        ("captured", "platform:captured", "usd", Decimal("150.000")),
         ("captured", "platform:held", "usd", Decimal("-150.000")),
+        ("captured", "platform:cash", "usd", Decimal("150.000")),
+        ("captured", "outside", "usd", Decimal("-150.000")),
         ("released", "platform:held", "usd", Decimal("150.000")),
         ("released", "platform:fees", "usd", Decimal("-15.000")),
         ("released", f"seller:{seller.pk}:pending", "usd", Decimal("-135.000")),
