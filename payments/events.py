@@ -62,8 +62,10 @@ def build_event(
     created: int | None = None,
     secret: str | None = None,
     signed_at: int | None = None,
+    account: str = "",
 ) -> SignedEvent:
-    """One signed event. By default: a fresh `evt_` id, created and signed now, with the first secret."""
+    """One signed event. By default: a fresh `evt_` id, created and signed now, with the first secret.
+    `account`: the connected account the event happened on (Stripe Connect's top-level `account`)."""
     now = int(time.time())
     event = {
         "id": event_id or provider_id("evt"),
@@ -73,6 +75,8 @@ def build_event(
         "livemode": False,
         "data": {"object": obj},
     }
+    if account:
+        event["account"] = account
     body = json.dumps(event, separators=(",", ":"), sort_keys=True).encode()
     header = signing.signature_header(body, [secret or signing_secret()], now if signed_at is None else signed_at)
     return SignedEvent(

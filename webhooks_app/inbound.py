@@ -148,6 +148,11 @@ def _receive(delivery: InboundDelivery, body: bytes) -> InboundResult:
 
     obj = payload["data"]["object"]
     object_id = obj.get("id") if isinstance(obj.get("id"), str) else ""
+    account = payload.get("account")
+    if object_id and isinstance(account, str) and account:
+        # A connected account's objects are ordered within that account: a capability's id ("transfers") is the
+        # same on every account, so one account's event must not make another's look older.
+        object_id = f"{account}/{object_id}"
     event, _ = InboundEvent.objects.get_or_create(
         event_id=payload["id"],
         defaults={

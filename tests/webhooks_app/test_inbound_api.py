@@ -163,7 +163,7 @@ def test_a_second_copy_is_a_duplicate_and_applies_nothing(api, counter, alice):
 
 
 def test_an_unknown_type_is_ignored(api, alice):
-    signed = build_event("charge.dispute.funds_withdrawn", {"id": "du_1"})
+    signed = build_event("issuing_card.created", {"id": "ic_1"})
 
     response = post_event(api, signed)
 
@@ -233,6 +233,20 @@ def test_an_event_older_than_one_applied_to_the_same_object_is_not_applied(api, 
     assert [e.object["id"] for e in counter] == ["sub_same", "sub_other"]
     assert InboundEvent.objects.get(event_id=older.event_id).status == InboundEventStatus.SKIPPED
     assert credits(alice) == 2
+
+
+def test_the_same_object_id_on_two_connected_accounts_is_two_objects(api, counter, alice):
+    """A capability's id ("transfers") is the same on every connected account: an event of one account is not
+    older than another account's."""
+    now = int(time.time())
+    first = build_event(TYPE, {"id": "transfers", "status": "active"}, created=now, account="acct_one")
+    other = build_event(TYPE, {"id": "transfers", "status": "inactive"}, created=now - 60, account="acct_two")
+    older = build_event(TYPE, {"id": "transfers", "status": "inactive"}, created=now - 60, account="acct_one")
+
+    assert post_event(api, first).json()["status"] == "processed"
+    assert post_event(api, other).json()["status"] == "processed"
+    assert post_event(api, older).json()["status"] == "ignored"
+    assert [e.account for e in counter] == ["acct_one", "acct_two"]
 
 
 def test_a_failed_event_does_not_count_as_applied_for_ordering(api, alice):
