@@ -13,6 +13,9 @@ from payments.models import Chargeback, Earning, LedgerEntry, LedgerLine, Payout
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
+    """Money rows are never deleted, whatever permission staff hold: no delete page, no "delete selected"
+    (docs/decisions.md#money-rows-are-never-deleted); the database refuses it too."""
+
     def has_add_permission(self, request):
         return False
 
@@ -21,6 +24,11 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
 
 
 def _ledger_link(label: str, **query) -> str:

@@ -12,6 +12,7 @@ class PaymentsConfig(AppConfig):
     def ready(self) -> None:
         from payments import (
             checks,
+            dispute_events,  # noqa: F401 - the card disputes' handlers, first: they read the dispute's status
             payment_events,  # noqa: F401 - registers the sellers' money event handlers
         )
 

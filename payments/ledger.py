@@ -16,6 +16,13 @@ Claims: who the captured money belongs to.
     seller:<id>:paid_out     paid out to the seller's account (credit)
     seller:<id>:frozen       held back by an open card chargeback (credit)
     seller:<id>:chargebacks  taken back by chargebacks (credit)
+    platform:disputed        what card disputes took from the platform's balance, and gave back (credit)
+    platform:losses          what the platform bore of it: the amounts and the dispute fees (debit); the
+                             sellers' chargebacks are what it got back from them
+
+A payout claims the seller's available money (available -> paid_out) before anything moves; a payout
+that fails, even after it was paid, gives it back (paid_out -> available). A debt (available below zero)
+is netted from the next payout's claim (docs/payouts.md#recovery).
 
 Money: where it is at the provider, posted by the movements the provider made (a capture, a refund, a
 transfer, a reversal, a payout, a dispute's withdrawal), each entry naming the provider's object in
@@ -25,6 +32,10 @@ transfer, a reversal, a payout, a dispute's withdrawal), each entry naming the p
     seller:<id>:connected    the seller's connected account's balance at the provider (debit)
     outside                  the world beyond the provider: posters' cards, sellers' banks, card
                              networks and the provider's fees (credit: money that came in)
+
+Movements of the seller flow (docs/payouts.md#the-ledger): a payout's transfer T (connected Dr / cash Cr),
+the payout P paid to the bank (outside Dr / connected Cr; back when it fails after paid), a reversal V
+of a transfer, ours (a recovery) or made elsewhere (cash Dr / connected Cr).
 
 An entry has a unique `key` derived from the movement (e.g. `released:task:<uuid>`): posting the same
 movement twice finds the first entry and writes nothing.
@@ -45,6 +56,8 @@ HELD = "platform:held"
 FEES = "platform:fees"
 REFUNDS = "poster:refunds"
 SELLER_STATES = ("pending", "available", "paid_out", "frozen")
+LOSSES = "platform:losses"
+DISPUTED = "platform:disputed"
 CASH = "platform:cash"
 OUTSIDE = "outside"
 
@@ -56,6 +69,12 @@ def seller(owner_id, state: str) -> str:
 def connected(owner_id) -> str:
     """The seller's connected account's balance at the provider (the money group)."""
     return f"seller:{owner_id}:connected"
+
+
+def money_balance(account: str, currency: str) -> Decimal:
+    """A money-group account's balance in `currency` (debit positive), e.g. a connected account's."""
+    total = LedgerLine.objects.filter(account=account, currency=currency).aggregate(total=Sum("amount"))["total"]
+    return total or Decimal(0)
 
 
 def is_money(account: str) -> bool:

@@ -145,6 +145,31 @@ class LocalConnectObject(models.Model):
         return f"{self.kind} {self.id} {self.status}"
 
 
+class LocalBalanceTransaction(models.Model):
+    """One movement of a balance at the local provider, as Stripe's balance transactions: the platform's
+    (`account` "") or a connected account's (`acct_...`). Written in the same transaction as the object that
+    moved the money (a capture, refund, transfer, reversal, payout, a payout failing, a dispute), so a
+    balance is the sum of its rows; payments.reconcile compares them with the ledger's money group."""
+
+    id = models.CharField(primary_key=True, max_length=64, editable=False)  # txn_...
+    account = models.CharField(max_length=64, blank=True, help_text='"" = the platform, else acct_...')
+    type = models.CharField(max_length=30)  # charge, refund, transfer, transfer_reversal, payout, adjustment ...
+    amount_minor = models.BigIntegerField(help_text="Gross, signed: + into the balance, - out of it.")
+    fee_minor = models.BigIntegerField(default=0, help_text="What the provider kept (a dispute fee).")
+    net_minor = models.BigIntegerField(help_text="amount - fee: what the balance moved.")
+    currency = models.CharField(max_length=3)
+    source = models.CharField(max_length=64, db_index=True, help_text="pi_, re_, tr_, trr_, po_, dp_ ...")
+    group = models.CharField(max_length=80, blank=True, help_text="The payment's transfer group (task:<uuid>).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["account", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.account or 'platform'} {self.type} {self.net_minor} {self.currency}"
+
+
 # --- Paying sellers (docs/payouts.md). These rows belong to no domain app: `source` names what the
 # money came from (`task:<uuid>`) as a string, so payments never imports the app that made it.
 
@@ -163,6 +188,12 @@ class PayoutAccount(models.Model):
     provider_account_id = models.CharField(max_length=64, unique=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ONBOARDING)
     payouts_enabled = models.BooleanField(default=False)
+    country = models.CharField(
+        max_length=2,
+        default="US",
+        db_default="US",
+        help_text="ISO 3166-1 alpha-2: where the account is (its bank, its currency).",
+    )
     display_name = models.CharField(max_length=200, blank=True)
     requirements = models.JSONField(default=list, blank=True, help_text="What the provider still needs.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -195,12 +226,18 @@ class Chargeback(models.Model):
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
-        WON = "won", "Won"
+        WON = "won", "Won (not lost: won, warning_closed or prevented)"
         LOST = "lost", "Lost"
 
     id = models.CharField(primary_key=True, max_length=64, help_text="The provider's dispute id (dp_...).")
     payment_ref = models.CharField(max_length=255, db_index=True, help_text="The provider's payment id.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    provider_status = models.CharField(
+        max_length=40,
+        blank=True,
+        db_default="",
+        help_text="The provider's last status (Stripe: warning_needs_response, needs_response, won, prevented ...).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -243,14 +280,37 @@ class Earning(models.Model):
     def __str__(self) -> str:
         return f"{self.source} {self.amount} {self.currency} {self.status}"
 
+    @property
+    def hold_reason(self) -> str:
+        """Why the money is not paid out yet, for the seller (docs/payouts.md#the-holding-period): a code of
+        HOLD_REASONS, "" once nothing holds it (paid out, or reversed)."""
+        if self.status == EarningStatus.PENDING:
+            return "holding_period"
+        if self.status == EarningStatus.FROZEN:
+            return "chargeback"
+        if self.status == EarningStatus.AVAILABLE:
+            return "next_payout"
+        return ""
+
+
+# What each Earning.hold_reason means, as the API explains it.
+HOLD_REASONS = {
+    "holding_period": "Held until available_at: the holding period after release (EARNING_HOLD_DAYS) absorbs "
+    "chargebacks, and the payment settles.",
+    "chargeback": "Held while a card chargeback on the payment is open.",
+    "next_payout": "Available: the next scheduled payout pays it, once the payout account is active and the "
+    "available balance is positive.",
+}
+
 
 class Payout(models.Model):
     """Available money paid from the platform to a seller's payout account."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
+        PENDING = "pending", "Pending"  # claimed; the transfer and the payout are being made
         PAID = "paid", "Paid"
-        FAILED = "failed", "Failed"
+        FAILED = "failed", "Failed"  # refused at create, or failed (even after paid): its money is available again
+        CANCELED = "canceled", "Canceled"  # canceled at the provider: as failed
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payouts")
@@ -259,6 +319,10 @@ class Payout(models.Model):
     currency = models.CharField(max_length=3)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     provider_payout_id = models.CharField(max_length=64, blank=True, db_index=True)
+    # The transfer that moves the payout's money to the connected account first: the amount minus what
+    # already sits there (docs/payouts.md#payouts), decided when the payout is claimed; 0: no transfer.
+    transfer_amount = models.DecimalField(max_digits=14, decimal_places=3, default=0, db_default=0)
+    transfer_id = models.CharField(max_length=64, blank=True, db_default="", db_index=True)
     idempotency_key = models.CharField(max_length=255, unique=True)
     failure_reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -273,6 +337,39 @@ class Payout(models.Model):
         return f"payout {self.amount} {self.currency} {self.status}"
 
 
+class TransferReversal(models.Model):
+    """Money taken back from a seller's connected account (docs/payouts.md#recovery): a recovery of a debt
+    we made (claimed here first, then made at the provider with no lock held, under `key`), or a reversal
+    made elsewhere (the dashboard) that a `transfer.reversed` event told us about."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"  # claimed; the provider call is being made
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Origin(models.TextChoices):
+        RECOVERY = "recovery", "Recovery of a debt"
+        ELSEWHERE = "elsewhere", "Made elsewhere (the provider's dashboard)"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    currency = models.CharField(max_length=3)
+    amount = models.DecimalField(max_digits=14, decimal_places=3)
+    transfer_id = models.CharField(max_length=64, db_index=True, help_text="The transfer reversed (tr_...).")
+    key = models.CharField(max_length=255, unique=True, help_text="The idempotency key (recovery:<debt>).")
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.RECOVERY)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    failure_reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"reversal {self.amount} {self.currency} of {self.transfer_id} {self.status}"
+
+
 class LedgerEntry(models.Model):
     """One money movement (docs/payouts.md#the-ledger): its lines sum to zero per currency."""
 
@@ -285,6 +382,7 @@ class LedgerEntry(models.Model):
     provider_ref = models.CharField(
         max_length=255,
         blank=True,
+        db_default="",
         db_index=True,
         help_text="The provider's object this movement is (tr_, po_, re_ ...).",
     )

@@ -1,4 +1,7 @@
-"""Major units (Decimal("49.00")) to a provider's minor units (4900) and back, per currency."""
+"""Major units (Decimal("49.00")) to a provider's minor units (4900) and back, per currency.
+
+The one table of minor units (`exponent`): bid and budget validation, rendering, the fee and both
+providers read it (docs/decisions.md#one-decimal-policy-per-currency)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,17 @@ def exponent(currency: str) -> int:
     if code in THREE_DECIMAL:
         return 3
     return 2
+
+
+def places_problem(amount: Decimal, currency: str) -> str:
+    """What is wrong with `amount`'s decimals for `currency` (more than its minor units), in words; ""
+    when nothing is. Validation asks this so a provider never refuses an amount we accepted."""
+    places = exponent(currency)
+    if Decimal(amount).scaleb(places) == Decimal(amount).scaleb(places).to_integral_value():
+        return ""
+    if places == 0:
+        return f"Amounts in {currency.upper()} have no decimals."
+    return f"Amounts in {currency.upper()} have at most {places} decimals."
 
 
 def to_minor(amount: Decimal, currency: str) -> int:

@@ -6,21 +6,36 @@ import logging
 
 from celery import shared_task
 
+from core.errors import ProviderUnavailable
 from payments.ledger_check import ledger_problems
-from payments.services.earnings import earning_transfer, earnings_settle
-from payments.services.payouts import payouts_run
+from payments.reconcile import reconcile_and_alert
+from payments.services.earnings import earnings_settle
+from payments.services.payouts import debt_recover, payouts_run
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(name="payments.tasks.transfer_earning", ignore_result=True)
 def transfer_earning(earning_id: str) -> None:
-    earning_transfer(earning_id=earning_id)
+    """Retired: a payout makes the transfer now (docs/payouts.md#payouts). Kept for one release so that a
+    message queued by a release before the deploy is consumed, not rejected as an unknown task: it does
+    nothing (docs/payouts.md#the-retired-transfer-job)."""
+    logger.info("transfer_earning(%s) retired: the earning's payout will transfer it", earning_id)
+
+
+@shared_task(name="payments.tasks.recover_debt", ignore_result=True)
+def recover_debt(owner_id: str, currency: str) -> None:
+    """After a payout failed or a debt arose: take back what the connected account holds unowed (the
+    payout run retries what the provider did not answer)."""
+    try:
+        debt_recover(owner_id=owner_id, currency=currency)
+    except ProviderUnavailable:
+        logger.warning("recovery for owner %s %s: provider unavailable; the payout run retries", owner_id, currency)
 
 
 @shared_task(name="payments.tasks.settle_earnings", ignore_result=True)
 def settle_earnings() -> int:
-    """Beat: pending earnings whose payment has settled become available."""
+    """Beat: pending earnings whose holding period is over become available."""
     return earnings_settle()
 
 
@@ -28,6 +43,13 @@ def settle_earnings() -> int:
 def run_payouts() -> int:
     """Beat (PAYOUT_SCHEDULE): pay out available money."""
     return payouts_run()
+
+
+@shared_task(name="payments.tasks.reconcile", ignore_result=True)
+def reconcile_books() -> int:
+    """Beat, daily: the ledger's money group against the provider's balances and movements; each
+    difference is logged at ERROR (docs/payouts.md#reconciliation)."""
+    return reconcile_and_alert()
 
 
 @shared_task(name="payments.tasks.check_ledger", ignore_result=True)

@@ -34,7 +34,6 @@ from tasks_market.selectors import is_party
 from tasks_market.services import agents as agent_services
 from tasks_market.services import deliveries as delivery_services
 from tasks_market.services import disputes as dispute_services
-from tasks_market.services import payments as payment_services
 from tasks_market.services import tasks as task_services
 from tasks_market.services.errors import InvalidField
 
@@ -45,6 +44,19 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class NeverDeletedAdmin(ReadOnlyAdmin):
+    """Money rows and the rows they hang off (tasks, bids, deliveries) are never deleted, whatever
+    permission staff hold: no delete page, no "delete selected" (docs/decisions.md#money-rows-are-never-deleted)."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
 
 
 def _needs(permission: str):
@@ -127,7 +139,7 @@ class BidInline(admin.TabularInline):
 
 
 @admin.register(Task)
-class TaskAdmin(ReadOnlyAdmin):
+class TaskAdmin(NeverDeletedAdmin):
     list_display = ("title", "poster", "status", "budget_amount", "budget_currency", "deadline", "created_at")
     list_filter = ("status", "category", fixed_values_filter("budget_currency", CURRENCIES))
     search_fields = ("title__startswith",)  # the title_prefix index
@@ -145,7 +157,7 @@ class TaskAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Bid)
-class BidAdmin(ReadOnlyAdmin):
+class BidAdmin(NeverDeletedAdmin):
     list_display = ("task", "agent", "bidder", "amount", "currency", "eta_hours", "status", "judge_score")
     list_filter = ("status",)
     search_fields = ("bidder__email__startswith",)
@@ -186,7 +198,7 @@ class AmountMismatchFilter(admin.SimpleListFilter):
 
 
 @admin.register(Payment)
-class PaymentAdmin(ReadOnlyAdmin):
+class PaymentAdmin(NeverDeletedAdmin):
     list_display = (
         "provider_payment_id",
         "provider",
@@ -229,7 +241,8 @@ class PaymentAdmin(ReadOnlyAdmin):
     has_refund_permission = _needs("tasks_market.change_payment")
 
     @admin.action(
-        description="Refund the selected payments (disputed tasks, or released: reverses the seller's share)",
+        description="Refund the selected payments (disputed tasks: resolves the dispute as a full refund; "
+        "released: reverses the seller's share)",
         permissions=["refund"],
     )
     def refund(self, request, queryset):
@@ -238,7 +251,8 @@ class PaymentAdmin(ReadOnlyAdmin):
                 raise Forbidden("A party to the task (its poster or the winning agent's owner) cannot refund it.")
             if payment.status == PaymentStatus.RELEASED:
                 return dispute_services.payment_refund_released(task_id=payment.task_id)
-            return payment_services.payment_refund(payment_id=payment.id)
+            # The dispute's `refund_full` resolution (docs/decisions.md#staff-refunds-are-resolutions).
+            return dispute_services.payment_refund(payment_id=payment.id, staff_user=request.user)
 
         _run_each(self, request, queryset, refund, "Refunded")
 
@@ -266,7 +280,7 @@ class DeliverySubmissionInline(admin.TabularInline):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(ReadOnlyAdmin):
+class DeliveryAdmin(NeverDeletedAdmin):
     list_display = ("task", "agent", "status", "revision_count", "attempt_count", "dispatched_at", "updated_at")
     list_filter = ("status",)
     search_fields = ("task__title__startswith",)
@@ -315,7 +329,7 @@ class DisputeResolveForm(forms.Form):
 
 
 @admin.register(DisputeResolution)
-class DisputeResolutionAdmin(ReadOnlyAdmin):
+class DisputeResolutionAdmin(NeverDeletedAdmin):
     """Disputes resolved with money (docs/payouts.md#disputes). Staff resolve one from the Delivery list
     ("Resolve the dispute"), which opens the resolve form; the service applies it once, with no admin
     transaction around its provider calls. "Finish applying" continues one a provider failure interrupted."""

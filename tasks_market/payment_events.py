@@ -5,7 +5,9 @@ captured at once) or `payment_intent.amount_capturable_updated` (Stripe, manual 
 customer paid and the money waits for approval). With Stripe Checkout our payment first knows only
 its session (`cs_...`); the intent is linked from `checkout.session.completed` or from the first
 `payment_intent.*` event, whichever arrives first (services.payments.payment_link_intent). A session
-that expires unpaid (`checkout.session.expired`) is a failed payment: the task opens again.
+that expires unpaid (`checkout.session.expired`) is a failed payment: the task opens again. A refund
+the provider reports (`charge.refunded`: ours, or one made in its dashboard) is booked for what our records
+do not hold yet (services.provider_refunds).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tasks_market.services.payments import (
     payment_apply_succeeded,
     payment_link_intent,
 )
+from tasks_market.services.provider_refunds import RefundMismatch, payment_apply_refunded
 
 # The event's minor-unit amounts that must equal the payment's, by event type.
 _AMOUNT_FIELDS = {
@@ -83,3 +86,28 @@ def on_checkout_completed(event: ProviderEvent) -> None:
         intent_id = intent_id.get("id")
     if obj.get("mode", "payment") == "payment" and isinstance(session_id, str) and isinstance(intent_id, str):
         payment_link_intent(payment_intent_id=intent_id, session_id=session_id)
+
+
+@payment_event_handler("charge.refunded")
+def on_charge_refunded(event: ProviderEvent) -> None:
+    """A charge refunded at the provider, in part or in full (docs/decisions.md#refunds-made-at-the-provider):
+    `amount_refunded` is the provider's running total for the charge's payment intent."""
+    obj = event.object
+    intent = obj.get("payment_intent")
+    if isinstance(intent, dict):
+        intent = intent.get("id")
+    refunded, currency = obj.get("amount_refunded"), obj.get("currency")
+    if not isinstance(intent, str) or not intent or not isinstance(currency, str):
+        return
+    if not isinstance(refunded, int) or isinstance(refunded, bool) or refunded < 0:
+        raise EventRejected(f"amount_refunded {refunded!r} is not a count of minor units.")
+    refund_ids = [r.get("id") for r in (obj.get("refunds") or {}).get("data") or [] if isinstance(r, dict)]
+    try:
+        payment_apply_refunded(
+            provider_payment_id=intent,
+            amount_refunded_minor=refunded,
+            currency=currency,
+            provider_ref=next((r for r in reversed(refund_ids) if isinstance(r, str)), "") or str(obj.get("id") or ""),
+        )
+    except RefundMismatch as exc:
+        raise EventRejected(str(exc)) from exc

@@ -109,6 +109,9 @@ SPECTACULAR_SETTINGS = {
         "JudgementStatusEnum": "tasks_market.models.market.JudgementStatus",
         "WebhookEventTypeEnum": "webhooks_app.events.EVENT_TYPES",
         "PaymentProviderEnum": "payments.providers.PROVIDERS",
+        # Shared by two components each (a payment and its receipt; a payout in the list and alone).
+        "PaymentStatusEnum": "tasks_market.models.market.PaymentStatus",
+        "PayoutStatusEnum": "payments.models.Payout.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

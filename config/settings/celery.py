@@ -147,4 +147,6 @@ CELERY_BEAT_SCHEDULE = {
     },
     # The ledger's invariants, daily: a break is logged at ERROR (manage.py ledger_check shows the rows).
     "payments.check_ledger": {"task": "payments.tasks.check_ledger", "schedule": timedelta(hours=24)},
+    # The ledger's money group against the provider (docs/payouts.md#reconciliation), daily: ERROR per difference.
+    "payments.reconcile": {"task": "payments.tasks.reconcile", "schedule": timedelta(hours=24)},
 }

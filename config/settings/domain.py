@@ -87,12 +87,28 @@ def _env_decimal(name: str, default: str, *, lowest: Decimal, highest: Decimal) 
 
 
 PLATFORM_FEE_PERCENT = _env_decimal("PLATFORM_FEE_PERCENT", "10", lowest=Decimal(0), highest=Decimal(100))
-PLATFORM_FEE_MINIMUM = _env_decimal("PLATFORM_FEE_MINIMUM", "0", lowest=Decimal(0), highest=Decimal(1_000_000))
+# The fee's minimum (docs/decisions.md#fee-minimum-per-currency): one number for every currency, or pairs per
+# currency ("usd=0.50,jpy=50"; a currency not named has none), in the currency's major units.
+PLATFORM_FEE_MINIMUM = env.str("PLATFORM_FEE_MINIMUM", default="0")
+# The currencies tasks and bids may be in: those the platform's balance at the provider settles in
+# (docs/decisions.md#settlement-currencies); empty: every currency the service knows (the local provider).
+PAYMENTS_SETTLEMENT_CURRENCIES = env.list("PAYMENTS_SETTLEMENT_CURRENCIES", default=[])
 # A delivery submitted this long ago with no approve, revision request or dispute is released by the beat.
 REVIEW_WINDOW_HOURS = env.int("REVIEW_WINDOW_HOURS", default=72)
 # A released earning stays pending this long, until the payment counts as settled (the local provider;
 # with Stripe, set it to the account's payout delay).
 PAYOUT_SETTLEMENT_DELAY_SECONDS = env.int("PAYOUT_SETTLEMENT_DELAY_SECONDS", default=0)
+# The holding period (docs/payouts.md#the-holding-period): a released earning is paid out no sooner than
+# this many days after release (or the settlement delay, if longer), as marketplaces hold money to absorb
+# chargebacks. 0 pays on the next run (`make run` sets 0: config/settings/local.py).
+EARNING_HOLD_DAYS = env.int("EARNING_HOLD_DAYS", default=7)
+# A provider forgets an idempotency key after about a day (Stripe: 24 hours): a create retried from a row
+# older than this many hours first looks the object up (docs/payouts.md#retries-after-a-day).
+PROVIDER_IDEMPOTENCY_WINDOW_HOURS = env.int("PROVIDER_IDEMPOTENCY_WINDOW_HOURS", default=23)
+# A payout account's country when the owner gives none (ISO 3166-1 alpha-2).
+PAYOUT_ACCOUNT_DEFAULT_COUNTRY = env.str("PAYOUT_ACCOUNT_DEFAULT_COUNTRY", default="US").upper()
+# The payout run pays every owed owner per run, this many owners per batch (docs/payouts.md#jobs).
+PAYOUT_BATCH_SIZE = env.int("PAYOUT_BATCH_SIZE", default=500)
 # How often available money is paid out: "daily" or "hourly" (the beat entry's period).
 PAYOUT_SCHEDULE = env_choice("PAYOUT_SCHEDULE", ("daily", "hourly"), "daily")
 # Payments still held for approval (authorised, not captured) are captured once this old, well before a

@@ -65,6 +65,10 @@ LOGGING = {
     },
 }
 
+# The guide's payout lands on the run after release (docs/guide.md#getting-paid-as-a-seller): no holding
+# period on the local provider, whose payments settle at once (docs/payouts.md#the-holding-period).
+EARNING_HOLD_DAYS = env.int("EARNING_HOLD_DAYS", default=0)
+
 # E-mail: one file per message under $VAR_DIR/mail/, its path logged at INFO (accounts.mail).
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="accounts.mail.FilePerMessageBackend")
 EMAIL_FILE_PATH = str(VAR_DIR / "mail")  # noqa: F405

@@ -15,6 +15,9 @@ PAYMENTS_WEBHOOK_SECRET = env.list("PAYMENTS_WEBHOOK_SECRET", default=[])
 PAYMENTS_LOCAL_WEBHOOK_URL = env.str(
     "PAYMENTS_LOCAL_WEBHOOK_URL", default="https://127.0.0.1:8443/api/v1/webhooks/payments"
 )
+# The fee the local provider keeps when a dispute withdraws a payment's money (major units of the payment's
+# currency; Stripe charges one too): `manage.py payments_simulate PAYMENT --dispute needs_response`.
+PAYMENTS_LOCAL_DISPUTE_FEE = env.str("PAYMENTS_LOCAL_DISPUTE_FEE", default="15.00")
 # This server's public origin: the local provider's checkout pages (`/checkout/{session}`) are linked from
 # it, and Stripe Checkout sends the payer back to it when the API caller gave no success/cancel URL.
 PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="https://127.0.0.1:8443").rstrip("/")

@@ -1,5 +1,5 @@
 """The sellers' payout API (docs/payouts.md#the-sellers-api): the owner's payout account, balance,
-earnings and payouts. JWT only: money is not for API keys."""
+earnings, payouts (and what each contained) and statement. JWT only: money is not for API keys."""
 
 from __future__ import annotations
 
@@ -10,14 +10,19 @@ from core.access import Access
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
+from core.errors import NotFound
 from core.idempotency import idempotent
+from payments.api import statement
 from payments.api.serializers import (
+    BalanceMovementSerializer,
     BalancesSerializer,
     EarningSerializer,
     OnboardingSerializer,
     PayoutAccountSerializer,
     PayoutAccountStartInput,
+    PayoutDetailSerializer,
     PayoutSerializer,
+    StatementQuery,
 )
 from payments.ledger import seller_balances
 from payments.models import Earning, Payout
@@ -51,7 +56,8 @@ class PayoutAccountView(ApiView):
             "Creates the account at the payment provider once and answers a fresh `onboarding_url`: Stripe's "
             "hosted Connect onboarding, or this server's page with the local provider. Earnings accrue before "
             "the account is active; payouts start once it is. Needs a verified e-mail address (`GET /auth/me` "
-            "`email_verified`), else 403 `email_unverified`."
+            "`email_verified`), else 403 `email_unverified`. `country` (ISO 3166-1 alpha-2) is where the account "
+            "and its bank are; another value is a 422."
         ),
         tags=TAGS,
         request=PayoutAccountStartInput,
@@ -96,7 +102,9 @@ class EarningListView(ApiView):
     @extend_schema(
         operation_id="payout_earnings",
         summary="Your earnings, newest first",
-        description="One row per released task: the gross, the platform's fee, your net, its status and dates.",
+        description="One row per released task: the `gross`, the platform's `fee`, your `net` (`amount`, "
+        "deprecated, says the same), its status, when its hold ends (`available_at`) and why it is held "
+        "(`hold_reason`).",
         tags=TAGS,
         parameters=[PageQuery],
         responses=envelope(EarningSerializer),
@@ -114,7 +122,9 @@ class PayoutListView(ApiView):
     @extend_schema(
         operation_id="payouts_list",
         summary="Your payouts, newest first",
-        description="Each payout of available money to your account, with its status (`pending`, `paid`, `failed`).",
+        description="Each payout of available money to your account, with its status (`pending`, `paid`, "
+        "`failed`, `canceled`) and the transfer that moved it (`transfer_id`). What each one paid: "
+        "`GET /api/v1/payouts/{payout_id}`.",
         tags=TAGS,
         parameters=[PageQuery],
         responses=envelope(PayoutSerializer),
@@ -124,3 +134,48 @@ class PayoutListView(ApiView):
         payouts = Payout.objects.filter(owner=request.user).order_by("-created_at", "-id")
         rows, total, has_more, next_cursor = keyset_page(payouts, **params)
         return Response(render_page(PayoutSerializer, rows, total, has_more, next_cursor=next_cursor))
+
+
+class PayoutDetailView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="payout_get",
+        summary="One of your payouts, with what it paid",
+        description="The payout, the `earnings` it paid (their net) and the `debts` it netted since the payout "
+        "before it (chargebacks, refunds of money already paid out; negative: given back), so "
+        "`amount` = the earnings' net - the debts. Another owner's payout is 404 `not_found`.",
+        tags=TAGS,
+        responses={200: PayoutDetailSerializer, 404: error_response("No such payout of yours (`not_found`).")},
+    )
+    def get(self, request, payout_id):
+        payout = Payout.objects.filter(owner=request.user, pk=payout_id).first()
+        if payout is None:
+            raise NotFound()
+        context = {"earnings": statement.payout_earnings(payout), "debts": statement.payout_debts(payout)}
+        return Response(PayoutDetailSerializer(payout, context=context).data)
+
+
+class ActivityView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="payout_activity",
+        summary="Your statement: every movement of your money, newest first",
+        description="Each ledger movement of your balances (`state`: `pending`, `available`, `paid_out`, "
+        "`frozen`, `chargebacks`, `recovered`) with its `kind`, its `reason` in words, its `source` "
+        "(`task:<uuid>`, `payout:<uuid>`), the signed `amount` and that state's balance in that currency after "
+        "it (`balance_after`). A movement between two states is two rows (e.g. `available`: `pending` -x and "
+        "`available` +x). `currency` filters by currency.",
+        tags=TAGS,
+        parameters=[StatementQuery],
+        responses=envelope(BalanceMovementSerializer),
+    )
+    def get(self, request):
+        params = self.query(StatementQuery)  # cached per query string: read, never changed
+        lines = statement.statement_lines(request.user.pk, currency=params.get("currency"))
+        rows, total, has_more, next_cursor = keyset_page(
+            lines, limit=params["limit"], offset=params["offset"], cursor=params.get("cursor")
+        )
+        items = statement.movements(request.user.pk, rows)
+        return Response(render_page(BalanceMovementSerializer, items, total, has_more, next_cursor=next_cursor))

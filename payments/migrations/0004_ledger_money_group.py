@@ -37,6 +37,7 @@ class Migration(migrations.Migration):
             name="provider_ref",
             field=models.CharField(
                 blank=True,
+                db_default="",
                 db_index=True,
                 help_text="The provider's object this movement is (tr_, po_, re_ ...).",
                 max_length=255,

@@ -10,6 +10,7 @@ or `core.errors.ProviderUnavailable` (not configured, unreachable, timed out).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -98,6 +99,41 @@ class Payout:
     currency: str
     status: str  # "pending" | "paid" | "failed"
     failure_reason: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Refund:
+    """Money given back to the payer of a payment ("re_..."), whole or in part."""
+
+    id: str
+    payment_id: str  # the payment intent ("pi_...")
+    amount: Decimal  # major units
+    currency: str
+    status: str  # "pending" | "succeeded" | "failed" | "canceled"
+    metadata: dict[str, str] = field(default_factory=dict)  # `operation`: the idempotency key it was made with
+
+
+@dataclass(frozen=True)
+class BalanceTransaction:
+    """One movement of an account's balance at the provider, as Stripe's balance transactions say it:
+    `amount` gross (signed: + in, - out), `fee` the provider's (what it kept), `net` = amount - fee, in
+    major units. `source` is the provider object that moved the money, named as our ledger's
+    `provider_ref` names it: the payment intent (`pi_`) for a charge, `re_` for a refund, `tr_` for a
+    transfer (on both sides), `trr_` for a reversal, `po_` for a payout and its failure, the dispute's id
+    for a dispute's withdrawal and reinstatement. `group` is the transfer group of the payment the money
+    belongs to (`task:<id>`), "" when the provider knows none (a subscription, a credit top-up)."""
+
+    id: str
+    type: str  # charge, refund, transfer, transfer_reversal, payout, payout_failure, adjustment (a dispute) ...
+    amount: Decimal
+    fee: Decimal
+    net: Decimal
+    currency: str
+    source: str
+    created: datetime  # aware, UTC
+    group: str = ""
+    payment_id: str = ""  # the payment intent a refund or a dispute concerns, when the provider names it
 
 
 @dataclass(frozen=True)
@@ -140,7 +176,9 @@ class PaymentProvider(Protocol):
         """Capture the secured money / pay it out (a task's delivery was approved)."""
         ...
 
-    def refund_payment(self, payment_id: str) -> Payment: ...
+    def refund_payment(self, payment_id: str) -> Payment:
+        """Refund what is left of a payment, under the key `refund:<payment id>` (its `metadata[operation]`)."""
+        ...
 
     # --- Paying sellers (docs/payouts.md). Task payments are captured when paid; a seller's share
     # moves later, by a transfer to the seller's payout account. Every create takes an idempotency key
@@ -165,12 +203,13 @@ class PaymentProvider(Protocol):
         amount: Decimal,
         currency: str,
         transfer_group: str,
-        source_payment_id: str,
         metadata: dict[str, str],
         idempotency_key: str,
+        source_payment_id: str = "",
     ) -> Transfer:
-        """Move a seller's share of a captured payment (Stripe: `POST /v1/transfers` with
-        `source_transaction` set to the payment's charge, so it can run before the charge settles)."""
+        """Move money from the platform's balance to a payout account (Stripe: `POST /v1/transfers`). With
+        `source_payment_id`, out of that payment's charge (`source_transaction`, so it can run before the
+        charge settles); without, out of the platform's balance, which must hold it (a payout's transfer)."""
         ...
 
     def reverse_transfer(self, *, transfer_id: str, amount: Decimal, idempotency_key: str) -> Transfer:
@@ -178,7 +217,8 @@ class PaymentProvider(Protocol):
         ...
 
     def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
-        """Refund part of a captured payment (a dispute split); the full amount refunds it all."""
+        """Refund part of a captured payment (a dispute split); the full amount refunds it all. The refund
+        carries `metadata[operation]` = `idempotency_key`, so `find_refund` finds it after the key expired."""
         ...
 
     def create_payout(
@@ -187,6 +227,38 @@ class PaymentProvider(Protocol):
         """Pay an account's available money to its bank. The local provider records it as paid; Stripe
         pays connected accounts out on their own schedule, so its adapter answers with the payout that
         the `payout.paid` / `payout.failed` events later settle."""
+        ...
+
+    # --- Looking objects up (docs/payouts.md): a provider forgets an idempotency key after about a day, so a
+    # create retried later first looks for the object the first attempt may have made.
+
+    def find_transfer(self, *, transfer_group: str, metadata_key: str, metadata_value: str) -> Transfer | None:
+        """The transfer in `transfer_group` whose `metadata[metadata_key]` is `metadata_value`, or None
+        (Stripe: `GET /v1/transfers?transfer_group=...`)."""
+        ...
+
+    def find_payout(self, *, account_id: str, payout_id: str) -> Payout | None:
+        """The payout of `account_id` whose `metadata[payout_id]` is `payout_id` (our payout's id), or None
+        (Stripe: `GET /v1/payouts` as the connected account, every page)."""
+        ...
+
+    def find_refund(self, *, payment_id: str, idempotency_key: str) -> Refund | None:
+        """The refund of `payment_id` made under `idempotency_key` (its `metadata[operation]`), or None
+        (Stripe: `GET /v1/refunds?payment_intent=...`). A whole refund (`refund_payment`) is made under
+        `refund:<payment id>`."""
+        ...
+
+    # --- Balances (payments.reconcile compares them with the ledger's money group)
+
+    def balance(self, *, account_id: str = "") -> dict[str, Decimal]:
+        """The platform's balance (or a connected account's), by currency: available + pending, major units."""
+        ...
+
+    def balance_transactions(
+        self, *, account_id: str = "", created_after: datetime | None = None
+    ) -> Iterator[BalanceTransaction]:
+        """Every movement of the platform's (or a connected account's) balance, created at or after
+        `created_after` when given, page by page (never the whole history in memory)."""
         ...
 
     def create_subscription(

@@ -8,11 +8,11 @@ copied to the session and to the PaymentIntent Checkout creates (`payment_intent
 Every payment is captured as soon as the customer pays (`capture_method=automatic`), so the money sits
 in the platform's balance and no card authorisation can expire while a task is delivered and reviewed
 (docs/payouts.md). A task payment (metadata `task_id`) also gets `payment_intent_data[transfer_group]=
-task:<task id>`, the group its seller's transfer joins. Payments created before were held
-(`capture_method=manual`, `requires_capture`): `release_payment` still captures such an intent; for
-an intent captured at once Stripe refuses the capture and the adapter answers with the payment as it
-is (`succeeded`), so a caller that still asks changes nothing. Refunding an intent that was never
-captured cancels it, which gives the authorisation back.
+task:<task id>` (the earning's source); the seller's money moves later, in a payout's own transfer.
+Payments created before were held (`capture_method=manual`, `requires_capture`): `release_payment`
+still captures such an intent; for an intent captured at once Stripe refuses the capture and the
+adapter answers with the payment as it is (`succeeded`), so a caller that still asks changes nothing.
+Refunding an intent that was never captured cancels it, which gives the authorisation back.
 
 Checkout creates the PaymentIntent only when the customer pays, so the id we hand back is the
 session's (`cs_...`): callers store it as the payment's provider reference and replace it with the
@@ -35,8 +35,9 @@ Status mapping (PaymentIntent → ours):
                                 released (an old held payment, captured on approval),
                                 refunded when its charge is refunded in full (a partial refund keeps it)
     canceled                  → cancelled, or refunded when we cancelled it as a refund
-`released` of a task payment captured at once is our domain's word for "the seller's share moved" (a
-transfer, below); Stripe's intent does not change when it happens, so this adapter never answers it.
+`released` of a task payment captured at once is our domain's word for "the seller's share is theirs"
+(released to their earning, transferred later by a payout); Stripe's intent does not change when it
+happens, so this adapter never answers it.
 Subscriptions keep Stripe's words; `incomplete_expired` → canceled and `paused` → unpaid.
 
 Paying sellers (Connect, separate charges and transfers; docs/payouts.md):
@@ -52,8 +53,11 @@ Paying sellers (Connect, separate charges and transfers; docs/payouts.md):
                      No Idempotency-Key: a link is single-use and expires within minutes, so a retry must
                      get a fresh one, and making one creates nothing that lasts.
     transfer         POST /v1/transfers: `amount` (minor units), `currency`, `destination`, `transfer_group`,
-                     `source_transaction` = the payment's charge (`latest_charge` of its intent, found
-                     from a `cs_`/`pi_` reference), so it can run before the charge settles, `metadata`.
+                     `metadata`. A payout's transfer (payments.services.payouts) sends `transfer_group=
+                     payout:<payout id>`, `metadata[payout_id]` and the key `payout:<payout id>:transfer`,
+                     out of the platform's balance. `source_transaction` = a payment's charge
+                     (`latest_charge` of its intent, found from a `cs_`/`pi_` reference) is sent only when
+                     a caller names the payment (`source_payment_id`); payouts do not.
     reversal         POST /v1/transfers/{id}/reversals: `amount`, `expand[]=transfer` (the Transfer we answer
                      is the reversed transfer, with its `amount_reversed`).
     partial refund   POST /v1/refunds: `payment_intent`, `amount`. An old held intent is not refunded but
@@ -65,6 +69,16 @@ Paying sellers (Connect, separate charges and transfers; docs/payouts.md):
                      a top-level `account`) settle the record we already hold. Stripe's own automatic
                      schedule would pay out on its own and leave us to guess which earnings a payout
                      carried. Status: `paid` → paid, `failed`/`canceled` → failed, else pending.
+    lookups          Stripe forgets an Idempotency-Key after about a day, so a create retried later first looks:
+                     GET /v1/transfers?transfer_group=... (matched by a metadata value), GET /v1/payouts as the
+                     connected account (matched by `metadata[payout_id]`), GET /v1/refunds?payment_intent=...
+                     (matched by `metadata[operation]`, which every refund we make carries: its key). Every page
+                     is read (`limit=100`, then `starting_after` the last id while `has_more`).
+    balances         GET /v1/balance (as the connected account for theirs): available + pending by currency;
+                     GET /v1/balance_transactions with `expand[]=data.source` and `created[gte]`, every page.
+                     A transaction's source is named as our ledger names the object (payments.reconcile): a
+                     charge by its payment intent, a connected account's incoming payment (`py_`) by its
+                     transfer (`source_transfer`), anything else by its own id.
 
 Errors: a 4xx answer is `ProviderError` (502), except 429 which is `ProviderUnavailable` (503) like
 a timeout or a network failure; a 5xx answer is `ProviderError` (Stripe answered and failed). No
@@ -73,17 +87,19 @@ API key, or no price for a plan, is `ProviderUnavailable`. Every call has a time
 Every create sends an `Idempotency-Key` derived from the domain operation, never a random one: the
 caller's key (`bid-select:<bid id>:<n>`, `team-hire:<team id>`, `credit-top-up:<top-up id>`) for the
 Checkout Session, `customer:<hash of the e-mail>` for the customer a subscription needs, and
-`refund:<payment intent id>` for a refund; so does the update that cancels a closed account's team at the
-period's end (`team-cancel:<team id>`). A create that timed out and is retried with the same key gets
-Stripe's first answer back instead of a second object. The request body is deterministic (no
-`expires_at`: Stripe's default of 24 hours applies), because Stripe refuses a key reused with other
-parameters; and Stripe replays the first answer for 24 hours even when it was an error.
+`refund:<payment intent id>` for a whole refund (also its `metadata[operation]`); so does the update
+that cancels a closed account's team at the period's end (`team-cancel:<team id>`). A create that timed
+out and is retried with the same key gets Stripe's first answer back instead of a second object. The
+request body is deterministic (no `expires_at`: Stripe's default of 24 hours applies), because Stripe
+refuses a key reused with other parameters; and Stripe replays the first answer for 24 hours even when it
+was an error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -96,17 +112,20 @@ from core.errors import ProviderError, ProviderUnavailable
 from core.outbound import DeadlineTransport
 from payments.money import from_minor, normalise_currency, to_minor
 from payments.providers.base import (
+    BalanceTransaction,
     Payment,
     PaymentStatus,
     Payout,
     PayoutAccount,
     PayoutAccountStatus,
+    Refund,
     Subscription,
     SubscriptionStatus,
     Transfer,
 )
 
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
+PAGE_SIZE = "100"  # Stripe's largest page of a list
 DEADLINE = 30.0  # seconds for a whole call, however slowly Stripe answers (core.outbound.DeadlineTransport)
 # Cancelling with this reason is how we refund an intent that was never captured.
 REFUND_CANCELLATION_REASON = "requested_by_customer"
@@ -132,8 +151,9 @@ def _metadata_form(metadata: dict[str, str], parent: str = "") -> Form:
 
 
 def transfer_group(metadata: dict[str, str]) -> str:
-    """The transfer group a payment's charge and its seller's transfers share: the earning's source,
-    `task:<task id>` (payments.services.earnings.earning_transfer sends the same), or "" for other payments."""
+    """The transfer group of a task payment's charge, `task:<task id>` (the earning's source), so Stripe's
+    dashboard groups the charge with the task; or "" for other payments. The seller's money moves later,
+    by each payout's own transfer in the group `payout:<payout id>` (payments.services.payouts.payout_send)."""
     task_id = (metadata or {}).get("task_id")
     return f"task:{task_id}" if task_id else ""
 
@@ -302,9 +322,61 @@ def to_payout(payout: dict[str, Any], *, account_id: str) -> Payout:
             currency=currency,
             status=status,
             failure_reason=str(reason) if status == "failed" else "",
+            metadata={str(k): str(v) for k, v in (payout.get("metadata") or {}).items()},
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProviderError("Stripe returned a payout we cannot read.") from exc
+
+
+def to_refund(refund: dict[str, Any]) -> Refund:
+    try:
+        currency = refund["currency"]
+        return Refund(
+            id=refund["id"],
+            payment_id=_linked_id(refund, "payment_intent"),
+            amount=from_minor(refund["amount"], currency),
+            currency=currency,
+            status=str(refund.get("status") or ""),
+            metadata={str(k): str(v) for k, v in (refund.get("metadata") or {}).items()},
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProviderError("Stripe returned a refund we cannot read.") from exc
+
+
+def _balance_source(source: Any) -> tuple[str, str, str]:
+    """(our name for the object, its transfer group, its payment intent) from a balance transaction's
+    `source` (expanded): a charge is named by its payment intent, as our ledger names a capture; a
+    connected account's incoming payment (`py_`) by the transfer that made it (`source_transfer`)."""
+    if not isinstance(source, dict):
+        return (source if isinstance(source, str) else ""), "", ""
+    kind, object_id = source.get("object"), str(source.get("id") or "")
+    intent = _linked_id(source, "payment_intent")
+    group = source.get("transfer_group") or ""
+    if kind == "charge":
+        if transfer := _linked_id(source, "source_transfer"):
+            return transfer, group, ""
+        return intent or object_id, group, intent
+    return object_id, str(group), intent
+
+
+def to_balance_transaction(txn: dict[str, Any]) -> BalanceTransaction:
+    try:
+        currency = txn["currency"]
+        source, group, intent = _balance_source(txn.get("source"))
+        return BalanceTransaction(
+            id=txn["id"],
+            type=str(txn["type"]),
+            amount=from_minor(txn["amount"], currency),
+            fee=from_minor(txn.get("fee") or 0, currency),
+            net=from_minor(txn["net"], currency),
+            currency=currency,
+            source=source,
+            created=datetime.fromtimestamp(int(txn["created"]), tz=UTC),
+            group=group,
+            payment_id=intent,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProviderError("Stripe returned a balance transaction we cannot read.") from exc
 
 
 def to_subscription(data: dict[str, Any]) -> Subscription:
@@ -519,9 +591,9 @@ class StripePaymentProvider:
         if intent.get("status") == "requires_capture":
             form = [("cancellation_reason", REFUND_CANCELLATION_REASON)]
             return to_payment(self._request("POST", f"/v1/payment_intents/{_safe_id(payment_id)}/cancel", form=form))
-        refund = self._request(
-            "POST", "/v1/refunds", form=[("payment_intent", payment_id)], idempotency_key=f"refund:{payment_id}"
-        )
+        key = f"refund:{payment_id}"
+        form = [("payment_intent", payment_id), ("metadata[operation]", key)]
+        refund = self._request("POST", "/v1/refunds", form=form, idempotency_key=key)
         if refund.get("status") in ("failed", "canceled"):
             raise ProviderError(f"Stripe did not refund payment {payment_id} ({refund.get('status')}).")
         return to_payment(self._intent(payment_id))
@@ -592,9 +664,9 @@ class StripePaymentProvider:
         amount: Decimal,
         currency: str,
         transfer_group: str,
-        source_payment_id: str,
         metadata: dict[str, str],
         idempotency_key: str,
+        source_payment_id: str = "",
     ) -> Transfer:
         currency = normalise_currency(currency)
         form: Form = [
@@ -636,7 +708,7 @@ class StripePaymentProvider:
                 return self.refund_payment(intent_id)
             form: Form = [("amount_to_capture", str(rest))]
             return self._intent_action(intent_id, "capture", form, done="succeeded")
-        form = [("payment_intent", intent_id), ("amount", str(refund_minor))]
+        form = [("payment_intent", intent_id), ("amount", str(refund_minor)), ("metadata[operation]", idempotency_key)]
         refund = self._request("POST", "/v1/refunds", form=form, idempotency_key=idempotency_key)
         if refund.get("status") in ("failed", "canceled"):
             raise ProviderError(f"Stripe did not refund payment {intent_id} ({refund.get('status')}).")
@@ -660,6 +732,70 @@ class StripePaymentProvider:
     def get_payout(self, *, account_id: str, payout_id: str) -> Payout:
         payout = self._request("GET", f"/v1/payouts/{_safe_id(payout_id)}", stripe_account=account_id)
         return to_payout(payout, account_id=account_id)
+
+    # --- Looking objects up (a create retried after Stripe forgot its key; docs/payouts.md) -------
+
+    def _list(self, path: str, params: Form, *, stripe_account: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every object of a Stripe list, a page at a time (`limit=100`, then `starting_after` = the last
+        id while `has_more`)."""
+        after = ""
+        while True:
+            page_params = [*params, ("limit", PAGE_SIZE)] + ([("starting_after", after)] if after else [])
+            page = self._request("GET", path, params=page_params, stripe_account=stripe_account)
+            data = page.get("data")
+            if not isinstance(data, list):
+                raise ProviderError(f"Stripe returned a list we cannot read ({path}).")
+            for item in data:
+                if isinstance(item, dict):
+                    yield item
+            if not page.get("has_more") or not data or not isinstance(data[-1], dict):
+                return
+            after = _safe_id(str(data[-1].get("id") or ""))
+
+    def find_transfer(self, *, transfer_group: str, metadata_key: str, metadata_value: str) -> Transfer | None:
+        for transfer in self._list("/v1/transfers", [("transfer_group", transfer_group)]):
+            if (transfer.get("metadata") or {}).get(metadata_key) == metadata_value:
+                return to_transfer(transfer)
+        return None
+
+    def find_payout(self, *, account_id: str, payout_id: str) -> Payout | None:
+        for payout in self._list("/v1/payouts", [], stripe_account=account_id):
+            if (payout.get("metadata") or {}).get("payout_id") == payout_id:
+                return to_payout(payout, account_id=account_id)
+        return None
+
+    def find_refund(self, *, payment_id: str, idempotency_key: str) -> Refund | None:
+        intent_id = self._intent_id(payment_id)
+        for refund in self._list("/v1/refunds", [("payment_intent", _safe_id(intent_id))]):
+            if (refund.get("metadata") or {}).get("operation") == idempotency_key:
+                return to_refund(refund)
+        return None
+
+    # --- Balances (payments.reconcile) -----------------------------------------------------------
+
+    def balance(self, *, account_id: str = "") -> dict[str, Decimal]:
+        """`GET /v1/balance` (as the connected account when given): available + pending, by currency."""
+        body = self._request("GET", "/v1/balance", stripe_account=account_id or None)
+        totals: dict[str, int] = {}
+        try:
+            for part in ("available", "pending"):
+                for entry in body.get(part) or []:
+                    currency = normalise_currency(entry["currency"])
+                    totals[currency] = totals.get(currency, 0) + int(entry["amount"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProviderError("Stripe returned a balance we cannot read.") from exc
+        return {currency: from_minor(amount, currency) for currency, amount in totals.items()}
+
+    def balance_transactions(
+        self, *, account_id: str = "", created_after: datetime | None = None
+    ) -> Iterator[BalanceTransaction]:
+        """`GET /v1/balance_transactions` with each `source` expanded (to name it as our ledger does),
+        `created[gte]` when given, every page; newest first, as Stripe lists them."""
+        params: Form = [("expand[]", "data.source")]
+        if created_after is not None:
+            params.append(("created[gte]", str(int(created_after.timestamp()))))
+        for txn in self._list("/v1/balance_transactions", params, stripe_account=account_id or None):
+            yield to_balance_transaction(txn)
 
     # --- Subscriptions ----------------------------------------------------------------------------
 

@@ -25,9 +25,10 @@ class Onboarding:
     onboarding_url: str
 
 
-def payout_account_start(*, owner, return_url: str = "", refresh_url: str = "") -> Onboarding:
-    """Create the owner's payout account at the provider (once: the key is the owner's) and a fresh
-    onboarding link. Starting again while onboarding (or to update details) answers a new link. 403
+def payout_account_start(*, owner, return_url: str = "", refresh_url: str = "", country: str = "") -> Onboarding:
+    """Create the owner's payout account at the provider (once: the key is the owner's) in `country` (ISO
+    3166-1 alpha-2; PAYOUT_ACCOUNT_DEFAULT_COUNTRY when not given; an existing account keeps its own) and
+    a fresh onboarding link. Starting again while onboarding (or to update details) answers a new link. 403
     `email_unverified` until the owner's address is verified: money goes only to a proven account
     (docs/decisions.md#identity-and-authentication)."""
     if not owner.email_verified:
@@ -35,9 +36,10 @@ def payout_account_start(*, owner, return_url: str = "", refresh_url: str = "") 
     provider = get_payment_provider()
     account = PayoutAccount.objects.filter(owner=owner).first()
     if account is None:
+        country = (country or settings.PAYOUT_ACCOUNT_DEFAULT_COUNTRY).upper()
         created = provider.create_payout_account(
             email=owner.mailing_address,  # the domain as IDNA 2008 A-labels (accounts.addresses)
-            country="US",
+            country=country,
             metadata={"owner_id": str(owner.pk)},
             idempotency_key=f"payout-account:{owner.pk}",
         )
@@ -49,6 +51,7 @@ def payout_account_start(*, owner, return_url: str = "", refresh_url: str = "") 
                     provider_account_id=created.id,
                     status=created.status,
                     payouts_enabled=created.payouts_enabled,
+                    country=country,
                     display_name=created.display_name,
                 )
         except IntegrityError:  # a concurrent start recorded the same account first
@@ -95,6 +98,34 @@ def payout_account_apply(*, provider_account_id: str, obj: dict[str, Any]) -> Pa
     if status == PayoutAccountStatus.RESTRICTED:
         logger.warning("payout account %s is restricted: %s", provider_account_id, account.requirements)
     return account
+
+
+# The capabilities a payout needs (Stripe names `transfers`; `payouts` where a provider names it).
+PAYOUT_CAPABILITIES = ("transfers", "payouts")
+
+
+@transaction.atomic
+def payout_account_restrict(*, provider_account_id: str, reason: str) -> PayoutAccount | None:
+    """The provider can no longer pay the account (a payout capability inactive, or the owner disconnected
+    our platform): restricted, payouts stopped until `account.updated` says otherwise; earnings keep
+    accruing (docs/payouts.md#payout-accounts). An unknown account is ignored."""
+    account = PayoutAccount.objects.select_for_update().filter(provider_account_id=provider_account_id).first()
+    if account is None:
+        logger.info("%s for unknown account %s ignored", reason, provider_account_id)
+        return None
+    account.status, account.payouts_enabled = PayoutAccountStatus.RESTRICTED, False
+    account.requirements = sorted({*account.requirements, reason})
+    account.save(update_fields=["status", "payouts_enabled", "requirements", "updated_at"])
+    logger.warning("payout account %s is restricted: %s", provider_account_id, reason)
+    return account
+
+
+def capability_apply(*, provider_account_id: str, capability: str, status: str) -> PayoutAccount | None:
+    """`capability.updated`: a payout capability that is not active restricts the account; an active one
+    changes nothing here (the `account.updated` that follows says what the account is)."""
+    if capability not in PAYOUT_CAPABILITIES or status == "active":
+        return None
+    return payout_account_restrict(provider_account_id=provider_account_id, reason=f"capability:{capability}:{status}")
 
 
 def payable(account: PayoutAccount | None) -> bool:

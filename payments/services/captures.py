@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 
+from core.errors import ProviderError, ProviderUnavailable
 from payments import ledger
+from payments.providers import get_payment_provider
+
+logger = logging.getLogger(__name__)
 
 
 def ledger_captured(*, source: str, currency: str, amount: Decimal, provider_ref: str = "") -> None:
@@ -29,3 +34,19 @@ def ledger_refunded(*, source: str, currency: str, amount: Decimal, key: str, pr
         lines=[(ledger.HELD, amount), (ledger.REFUNDS, -amount), (ledger.OUTSIDE, amount), (ledger.CASH, -amount)],
         provider_ref=provider_ref,
     )
+
+
+def refund_ref(*, payment_id: str, idempotency_key: str = "") -> str:
+    """The provider's id of the refund just made of `payment_id` under `idempotency_key` (a whole refund's is
+    `refund:<payment id>`), for the ledger's `provider_ref`, so the reconciliation matches the refund
+    (docs/payouts.md#reconciliation); "" when the provider has none (a held payment's authorisation given back).
+    A provider call: with no transaction open. The refund is made whatever this answers: a lookup that fails
+    answers "" (logged), and the reconciliation then lists the entry as naming no provider object."""
+    try:
+        found = get_payment_provider().find_refund(
+            payment_id=payment_id, idempotency_key=idempotency_key or f"refund:{payment_id}"
+        )
+    except (ProviderError, ProviderUnavailable):
+        logger.warning("the refund of %s was made but could not be looked up", payment_id, exc_info=True)
+        return ""
+    return found.id if found is not None else ""

@@ -1,24 +1,20 @@
-"""Earnings (docs/payouts.md#release): a seller's net of one released payment, pending until it settles,
-then available."""
+"""Earnings (docs/payouts.md#release): a seller's net of one released payment, pending through the holding
+period, then available; a payout moves it (docs/payouts.md#payouts)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
-from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
 from payments import ledger
 from payments.announce import announce
-from payments.fees import fee_split, quantum
-from payments.models import Chargeback, Earning, EarningStatus, PayoutAccount
-from payments.providers import get_payment_provider
-from payments.services.accounts import payable
+from payments.fees import FeeSplit, fee_split, quantum
+from payments.models import HOLD_REASONS, Chargeback, Earning, EarningStatus
 from payments.services.chargebacks import chargeback_apply, chargeback_settle
 
 
@@ -39,15 +35,48 @@ def earning_data(earning: Earning) -> dict[str, Any]:
     }
 
 
+def hold_explained(earning: Earning) -> str:
+    """The seller's sentence for the earning's `hold_reason` ("" when nothing holds it)."""
+    return HOLD_REASONS.get(earning.hold_reason, "")
+
+
+def hold_until(*, released_at: datetime) -> datetime:
+    """When a released earning may be paid out (docs/payouts.md#the-holding-period): the holding period
+    (EARNING_HOLD_DAYS) or the payment's settlement (PAYOUT_SETTLEMENT_DELAY_SECONDS), whichever is longer."""
+    hold = max(timedelta(days=settings.EARNING_HOLD_DAYS), timedelta(seconds=settings.PAYOUT_SETTLEMENT_DELAY_SECONDS))
+    return released_at + hold
+
+
+def _split(*, gross: Decimal, currency: str, fee: Decimal | None) -> FeeSplit:
+    """The fee as computed today, or the pinned one the poster saw at selection (never above the gross)."""
+    if fee is None:
+        return fee_split(amount=gross, currency=currency)
+    step = quantum(currency)
+    gross = gross.quantize(step, rounding=ROUND_HALF_UP)
+    pinned = min(max(Decimal(fee), Decimal(0)), gross).quantize(step, rounding=ROUND_HALF_UP)
+    return FeeSplit(amount=gross, fee=pinned, net=gross - pinned)
+
+
 def earning_record(
-    *, owner_id, source: str, payment_ref: str, provider: str, currency: str, gross: Decimal, now: datetime
+    *,
+    owner_id,
+    source: str,
+    payment_ref: str,
+    provider: str,
+    currency: str,
+    gross: Decimal,
+    now: datetime,
+    fee: Decimal | None = None,
 ) -> Earning:
     """Inside the caller's transaction: the seller's net of `gross` becomes a pending earning, the fee
-    the platform's (one ledger entry). Once per source: a second call returns the first earning."""
+    the platform's (one ledger entry). `fee`, when given, is the fee pinned when the poster selected the
+    bid (docs/payouts.md#the-fee); else it is computed from today's settings. Once per source: a second
+    call returns the first earning. Nothing moves at the provider: the payout that pays it transfers it
+    (docs/payouts.md#payouts)."""
     existing = Earning.objects.filter(source=source).first()
     if existing is not None:
         return existing
-    split = fee_split(amount=gross, currency=currency)
+    split = _split(gross=gross, currency=currency, fee=fee)
     earning = Earning.objects.create(
         owner_id=owner_id,
         source=source,
@@ -57,7 +86,7 @@ def earning_record(
         gross=split.amount,
         fee=split.fee,
         amount=split.net,
-        available_after=now + timedelta(seconds=settings.PAYOUT_SETTLEMENT_DELAY_SECONDS),
+        available_after=hold_until(released_at=now),
     )
     ledger.ledger_post(
         kind="released",
@@ -85,62 +114,40 @@ def earning_record(
     elif earlier:
         chargeback_apply(earning, earlier[0].id)
         chargeback_settle(earning, earlier[0].id, won=False)
-    if earning.status in (EarningStatus.PENDING, EarningStatus.AVAILABLE):
-        # The transfer is a provider call: after commit, outside any lock (the payout run retries it).
-        enqueue_after_commit("payments.tasks.transfer_earning", str(earning.id))
     return earning
 
 
-def earning_transfer(*, earning_id: UUID | str) -> Earning | None:
-    """Move the earning's net to the owner's payout account (Stripe: a transfer with `source_transaction`,
-    so it can run before the charge settles). Waits, doing nothing, while the owner has no active
-    account; safe to run twice (the key is the earning's)."""
-    earning = Earning.objects.filter(pk=earning_id, transfer_id="").first()
-    if earning is None or earning.status not in (EarningStatus.PENDING, EarningStatus.AVAILABLE):
-        return earning
-    account = PayoutAccount.objects.filter(owner_id=earning.owner_id).first()
-    if not payable(account):
-        return earning
-    transfer = get_payment_provider().create_transfer(
-        account_id=account.provider_account_id,
-        amount=earning.amount,
-        currency=earning.currency,
-        transfer_group=earning.source,
-        source_payment_id=earning.payment_ref,
-        metadata={"earning_id": str(earning.id), "source": earning.source},
-        idempotency_key=f"earning-transfer:{earning.id}",
-    )
-    Earning.objects.filter(pk=earning.pk, transfer_id="").update(transfer_id=transfer.id, updated_at=timezone.now())
-    earning.refresh_from_db()
-    return earning
-
-
-def earnings_settle(*, now: datetime | None = None, limit: int = 500) -> int:
-    """Beat: pending earnings whose payment has settled become available (`earning.available`)."""
+def earnings_settle(*, now: datetime | None = None, batch: int | None = None) -> int:
+    """Beat: pending earnings whose holding period is over become available (`earning.available`), every
+    one due, in batches by id (keyset), each earning in its own short transaction."""
     now = now or timezone.now()
-    due = list(
-        Earning.objects.filter(status=EarningStatus.PENDING, available_after__lte=now).values_list("pk", flat=True)[
-            :limit
-        ]
-    )
-    moved = 0
-    for earning_id in due:
-        with transaction.atomic():
-            earning = Earning.objects.select_for_update().filter(pk=earning_id, status=EarningStatus.PENDING).first()
-            if earning is None:
-                continue
-            earning.status, earning.available_at = EarningStatus.AVAILABLE, now
-            earning.save(update_fields=["status", "available_at", "updated_at"])
-            ledger.ledger_post(
-                kind="available",
-                source=earning.source,
-                key=f"available:{earning.pk}",
-                currency=earning.currency,
-                lines=[
-                    (ledger.seller(earning.owner_id, "pending"), earning.amount),
-                    (ledger.seller(earning.owner_id, "available"), -earning.amount),
-                ],
-            )
-            announce("earning.available", earning_data(earning), earning.owner_id)
-            moved += 1
-    return moved
+    size = batch or settings.PAYOUT_BATCH_SIZE
+    moved, after = 0, None
+    while True:
+        due = Earning.objects.filter(status=EarningStatus.PENDING, available_after__lte=now).order_by("pk")
+        ids = list((due.filter(pk__gt=after) if after else due).values_list("pk", flat=True)[:size])
+        if not ids:
+            return moved
+        after = ids[-1]
+        moved += sum(_settle_one(earning_id, now) for earning_id in ids)
+
+
+def _settle_one(earning_id, now: datetime) -> bool:
+    with transaction.atomic():
+        earning = Earning.objects.select_for_update().filter(pk=earning_id, status=EarningStatus.PENDING).first()
+        if earning is None:
+            return False
+        earning.status, earning.available_at = EarningStatus.AVAILABLE, now
+        earning.save(update_fields=["status", "available_at", "updated_at"])
+        ledger.ledger_post(
+            kind="available",
+            source=earning.source,
+            key=f"available:{earning.pk}",
+            currency=earning.currency,
+            lines=[
+                (ledger.seller(earning.owner_id, "pending"), earning.amount),
+                (ledger.seller(earning.owner_id, "available"), -earning.amount),
+            ],
+        )
+        announce("earning.available", earning_data(earning), earning.owner_id)
+    return True

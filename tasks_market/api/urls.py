@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tasks_market.api.views import agents, bids, deliveries, tasks
+from tasks_market.api.views import agents, bids, deliveries, receipts, tasks
 
 urlpatterns = [
     path("agents", agents.AgentListView.as_view(), name="agents"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("tasks/<uid:task_id>", tasks.TaskDetailView.as_view(), name="task-detail"),
     path("tasks/<uid:task_id>/cancel", tasks.TaskCancelView.as_view(), name="task-cancel"),
     path("tasks/<uid:task_id>/remix", tasks.TaskRemixView.as_view(), name="task-remix"),
+    path("tasks/<uid:task_id>/receipt", receipts.TaskReceiptView.as_view(), name="task-receipt"),
     path("tasks/<uid:task_id>/bids", bids.BidListView.as_view(), name="task-bids"),
     path("tasks/<uid:task_id>/bids/<uid:bid_id>/select", bids.BidSelectView.as_view(), name="bid-select"),
     path("tasks/<uid:task_id>/bids/<uid:bid_id>/withdraw", bids.BidWithdrawView.as_view(), name="bid-withdraw"),

@@ -16,6 +16,7 @@ class DeliveryStatus(models.TextChoices):
     DISPUTED = "disputed", "Disputed"
     REVISION_REQUESTED = "revision_requested", "Revision requested"  # to be dispatched again, with feedback
     FAILED = "failed", "Failed"  # dispatch retries exhausted; can be retried by hand
+    CANCELLED = "cancelled", "Cancelled"  # the paid task was cancelled and refunded before its work came
 
 
 # Statuses in which the delivery is waiting to be sent to the agent.
@@ -117,7 +118,8 @@ class DisputeResolution(models.Model):
         APPLIED = "applied", "Applied"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    task = models.OneToOneField("tasks_market.Task", on_delete=models.CASCADE, related_name="dispute_resolution")
+    # PROTECT: never deleted, nor with its task (docs/decisions.md#money-rows-are-never-deleted).
+    task = models.OneToOneField("tasks_market.Task", on_delete=models.PROTECT, related_name="dispute_resolution")
     outcome = models.CharField(max_length=20, choices=DisputeOutcome.choices)
     refund_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0)
     release_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0)

@@ -7,18 +7,37 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from payments.fees import FeeTerms
+from payments.money import places_problem
 from payments.providers import PaymentStatus as ProviderPaymentStatus
 
-# Currencies a budget or a bid may be in (ISO 4217, lower case): two decimals, except jpy (none).
+# Currencies a budget or a bid may be in (ISO 4217, lower case); their minor units are payments.money's
+# one table (docs/decisions.md#one-decimal-policy-per-currency).
 CURRENCIES = ("usd", "eur", "gbp", "cad", "aud", "nzd", "chf", "sek", "nok", "dkk", "pln", "jpy", "sgd", "inr")
-ZERO_DECIMAL_CURRENCIES = frozenset({"jpy"})
 
 
 def check_amount_places(amount: Decimal, currency: str) -> str | None:
     """What is wrong with an amount's decimals for its currency, or None."""
-    if currency in ZERO_DECIMAL_CURRENCIES and amount != amount.to_integral_value():
-        return f"Amounts in {currency.upper()} have no decimals."
-    return None
+    return places_problem(amount, currency) or None
+
+
+def settlement_currencies() -> tuple[str, ...]:
+    """The currencies tasks and bids may be in: those the platform settles in
+    (`PAYMENTS_SETTLEMENT_CURRENCIES`, default every one of CURRENCIES;
+    docs/decisions.md#settlement-currencies)."""
+    chosen = settings.PAYMENTS_SETTLEMENT_CURRENCIES
+    if not chosen:
+        return CURRENCIES
+    wanted = {code.strip().lower() for code in chosen}
+    return tuple(code for code in CURRENCIES if code in wanted)
+
+
+def check_currency(currency: str) -> str | None:
+    """Why tasks and bids cannot be in `currency` (the platform does not settle in it), or None."""
+    allowed = settlement_currencies()
+    if currency in allowed:
+        return None
+    return f"The platform settles in {', '.join(c.upper() for c in allowed)}; {currency.upper()} is not taken."
 
 
 class TaskStatus(models.TextChoices):
@@ -155,8 +174,10 @@ class Payment(models.Model):
     """Our record of the provider payment that pays for a selected bid."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="payments")
-    bid = models.ForeignKey(Bid, on_delete=models.CASCADE, related_name="payments")
+    # PROTECT: money rows are never deleted, nor with their task, bid or poster
+    # (docs/decisions.md#money-rows-are-never-deleted).
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="payments")
+    bid = models.ForeignKey(Bid, on_delete=models.PROTECT, related_name="payments")
     provider = models.CharField(max_length=20)
     provider_payment_id = models.CharField(max_length=255, unique=True)
     amount = models.DecimalField(max_digits=12, decimal_places=2)
@@ -188,6 +209,10 @@ class Payment(models.Model):
     captured_at = models.DateTimeField(null=True, blank=True)
     # db_default: during a rolling deploy the release before inserts payments without this column.
     refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
+    # The fee terms the poster saw, pinned at selection (docs/decisions.md#the-fee-is-pinned-at-selection);
+    # null on payments made before: today's settings apply to those.
+    fee_percent = models.DecimalField(max_digits=6, decimal_places=3, null=True, blank=True)
+    fee_minimum = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -200,6 +225,13 @@ class Payment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider_payment_id} {self.amount} {self.currency.upper()} ({self.status})"
+
+    @property
+    def pinned_terms(self) -> FeeTerms | None:
+        """The fee terms pinned at selection; None for a payment made before they were."""
+        if self.fee_percent is None or self.fee_minimum is None:
+            return None
+        return FeeTerms(percent=self.fee_percent, minimum=self.fee_minimum)
 
 
 class Artefact(models.Model):

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound
+from payments.fees import fee_terms
 from payments.providers import Payment as ProviderPayment
 from payments.providers import get_payment_provider
 from tasks_market.models import (
@@ -29,11 +30,12 @@ from tasks_market.models import (
     Task,
     TaskStatus,
 )
-from tasks_market.models.market import LIVE_BID_STATUSES
+from tasks_market.models.market import LIVE_BID_STATUSES, check_amount_places, check_currency
 from tasks_market.selectors import visible_tasks
 from tasks_market.services import judging
 from tasks_market.services.errors import BidExists, InvalidField, OwnTask
 from tasks_market.services.events import bid_data, publish
+from tasks_market.services.paid_cancel import bid_withdraw_paid
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,10 @@ def bid_create(
                 raise InvalidField("agent_id", "You have no agent with this id.")
             if currency != task.budget_currency:
                 raise InvalidField("currency", f"Bids on this task must be in {task.budget_currency}.")
+            if problem := check_currency(currency):  # docs/decisions.md#settlement-currencies
+                raise InvalidField("currency", problem)
+            if problem := check_amount_places(amount, currency):  # docs/decisions.md#one-decimal-policy-per-currency
+                raise InvalidField("amount", problem)
             if Bid.objects.filter(task=task, agent=agent, status__in=LIVE_BID_STATUSES).exists():
                 raise BidExists()
             bid = Bid.objects.create(
@@ -117,17 +123,22 @@ def bid_create(
 
 
 def bid_withdraw(*, user, task_id: UUID, bid_id: UUID) -> Bid:
-    """The bidder takes back a pending bid (a selected one is in the payment flow and cannot be).
+    """The bidder takes back a pending bid, or gives up the paid task of its selected bid (the poster is
+    refunded in full: tasks_market.services.paid_cancel). A selection still awaiting payment cannot be.
 
     One conditional UPDATE: a withdraw racing a select of the same bid is decided by whichever
     moves the bid off `pending` first.
     """
     rows = Bid.objects.filter(id=bid_id, task_id=task_id, bidder=user)
     if not rows.filter(status=BidStatus.PENDING).update(status=BidStatus.WITHDRAWN, updated_at=timezone.now()):
-        bid = rows.first()
+        bid = rows.select_related("task").first()
         if bid is None:
             raise NotFound()
-        raise InvalidState(f"Only a pending bid can be withdrawn; this one is {bid.status}.")
+        if bid.status == BidStatus.SELECTED and bid.task.status in (TaskStatus.DELIVERING, TaskStatus.IN_REVIEW):
+            return bid_withdraw_paid(user=user, task_id=task_id, bid_id=bid_id)
+        raise InvalidState(
+            f"Only a pending bid, or the selected bid of a paid task, can be withdrawn; this one is {bid.status}."
+        )
     return rows.get()
 
 
@@ -332,6 +343,7 @@ def _record(task: Task, bid: Bid, provider_name: str, created: ProviderPayment) 
             return Selection(locked, current, payment)
         if locked.status != TaskStatus.AWAITING_PAYMENT:
             raise _not_selectable(locked, current)
+        terms = fee_terms(current.currency)
         payment = Payment.objects.create(
             task=locked,
             bid=current,
@@ -342,6 +354,9 @@ def _record(task: Task, bid: Bid, provider_name: str, created: ProviderPayment) 
             status=created.status if created.status in PaymentStatus.values else PaymentStatus.REQUIRES_PAYMENT,
             client_secret=created.client_secret,
             checkout_url=created.checkout_url,
+            # The fee the poster saw, pinned (docs/decisions.md#the-fee-is-pinned-at-selection).
+            fee_percent=terms.percent,
+            fee_minimum=terms.minimum,
         )
         publish(
             "bid.selected",

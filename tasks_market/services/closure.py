@@ -33,8 +33,8 @@ from core.errors import InvalidState, ProviderError
 from payments.providers import get_payment_provider
 from tasks_market.models import Bid, BidStatus, Payment, PaymentStatus, Task, TaskStatus
 from tasks_market.services.bids import bid_withdraw
+from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.errors import DeliveriesOwed
-from tasks_market.services.tasks import task_cancel_locked
 
 logger = logging.getLogger(__name__)
 

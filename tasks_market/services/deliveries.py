@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
+from payments.fees import fee_split
 from payments.providers import get_payment_provider
 from payments.services.earnings import earning_record
 from tasks_market.models import (
@@ -231,13 +232,16 @@ def _record_approval(task_id: UUID, payment: Payment, *, poster=None, auto: bool
 
 def payment_release(payment: Payment, task: Task, delivery: Delivery, now) -> None:
     """Under the task's lock: what is left of the payment after any refund goes to the seller, as an
-    earning (fee and net by payments.fees.fee_split), with its ledger lines; the payment is released."""
+    earning (fee and net by payments.fees.fee_split, on the terms the payment pinned at selection:
+    docs/decisions.md#the-fee-is-pinned-at-selection), with its ledger lines; the payment is released."""
     payment_record_capture(payment, task, now)
     payment.status, payment.released_at = PaymentStatus.RELEASED, now
     payment.save(update_fields=["status", "released_at", "updated_at"])
     gross = payment.amount - payment.refunded_amount
     if gross > 0:
+        terms = payment.pinned_terms
         earning_record(
+            fee=fee_split(amount=gross, currency=payment.currency, terms=terms).fee if terms else None,
             owner_id=delivery.agent.owner_id,
             source=f"task:{task.id}",
             payment_ref=payment.provider_payment_id,

@@ -30,10 +30,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Forbidden, InvalidState, NotFound
-from payments.fees import fee_split
+from payments.fees import FeeTerms, fee_split
 from payments.models import Earning
+from payments.money import places_problem
 from payments.providers import get_payment_provider
-from payments.services.captures import ledger_refunded
+from payments.services.captures import ledger_refunded, refund_ref
 from payments.services.refunds import earning_reverse, earning_transfer_reverse
 from tasks_market.models import (
     Delivery,
@@ -63,8 +64,16 @@ class Resolved:
     payment: Payment
 
 
+def resolution_terms(resolution: DisputeResolution) -> FeeTerms | None:
+    """The fee terms the task's payment pinned at selection, for the released part's fee and net."""
+    payment = Payment.objects.filter(task_id=resolution.task_id, fee_percent__isnull=False).first()
+    return payment.pinned_terms if payment is not None else None
+
+
 def resolution_data(resolution: DisputeResolution, task: Task) -> dict[str, Any]:
-    split = fee_split(amount=resolution.release_amount, currency=resolution.currency)
+    split = fee_split(
+        amount=resolution.release_amount, currency=resolution.currency, terms=resolution_terms(resolution)
+    )
     return {
         "task_id": task.id,
         "task_status": task.status,
@@ -85,8 +94,8 @@ def dispute_resolve(
 ) -> Resolved:
     resolution, payment = _claim(task_id, outcome, refund_amount, note, staff_user)
     if resolution.status == DisputeResolution.Status.APPLYING:
-        _at_provider(resolution, payment)
-        _record(resolution.pk)
+        ref = _at_provider(resolution, payment)
+        _record(resolution.pk, ref)
     resolution.refresh_from_db()
     return Resolved(
         resolution=resolution, task=Task.objects.get(pk=task_id), payment=Payment.objects.get(pk=payment.pk)
@@ -102,7 +111,11 @@ def _amounts(outcome: str, refund_amount: Decimal | None, payment: Payment) -> t
     if refund_amount is None:
         raise InvalidField("refund_amount", "A split needs the amount refunded to the poster.")
     refund = Decimal(refund_amount)
-    if refund.as_tuple().exponent < -2 or not (0 < refund < total):
+    # The currency's minor units (payments.money's one table): 0.5 JPY never reaches the provider
+    # (docs/decisions.md#one-decimal-policy-per-currency).
+    if problem := places_problem(refund, payment.currency):
+        raise InvalidField("refund_amount", problem)
+    if not (0 < refund < total):
         raise InvalidField("refund_amount", f"A split refunds more than 0 and less than {total} {payment.currency}.")
     return refund, total - refund
 
@@ -140,25 +153,27 @@ def _claim(task_id: UUID, outcome: str, refund_amount, note: str, staff_user) ->
     return resolution, payment
 
 
-def _at_provider(resolution: DisputeResolution, payment: Payment) -> None:
+def _at_provider(resolution: DisputeResolution, payment: Payment) -> str:
+    """The provider calls, with no transaction open; answers the refund's id for the ledger ("" for none)."""
     provider = get_payment_provider()
     held = payment.captured_at is None
     if resolution.outcome == DisputeOutcome.REFUND_FULL:
         # A held payment's full refund gives the authorisation back; a captured one is refunded.
         provider.refund_payment(payment.provider_payment_id)
-        return
+        return "" if held else refund_ref(payment_id=payment.provider_payment_id)
     if held:
         provider.release_payment(payment.provider_payment_id)  # capture what is released
     if resolution.refund_amount > 0:
+        key = f"dispute:{resolution.pk}:refund"
         provider.refund_payment_partially(
-            payment_id=payment.provider_payment_id,
-            amount=resolution.refund_amount,
-            idempotency_key=f"dispute:{resolution.pk}:refund",
+            payment_id=payment.provider_payment_id, amount=resolution.refund_amount, idempotency_key=key
         )
+        return refund_ref(payment_id=payment.provider_payment_id, idempotency_key=key)
+    return ""
 
 
 @transaction.atomic
-def _record(resolution_pk: UUID) -> None:
+def _record(resolution_pk: UUID, refund_id: str = "") -> None:
     resolution = DisputeResolution.objects.get(pk=resolution_pk)
     task = Task.objects.select_for_update().get(pk=resolution.task_id)  # the lock order: the task first
     resolution = DisputeResolution.objects.select_for_update().get(pk=resolution_pk)
@@ -168,26 +183,37 @@ def _record(resolution_pk: UUID) -> None:
     delivery = Delivery.objects.select_related("agent").get(task=task)
     now = timezone.now()
     source = f"task:{task.id}"
+    # Only what is not booked yet: the provider's `charge.refunded` may have booked it first
+    # (tasks_market.services.provider_refunds).
     if resolution.outcome == DisputeOutcome.REFUND_FULL:
-        if payment.captured_at is not None:
+        missing = payment.amount - payment.refunded_amount
+        if payment.captured_at is not None and missing > 0:
             ledger_refunded(
-                source=source, currency=payment.currency, amount=payment.amount, key=f"dispute:{resolution.pk}"
+                source=source,
+                currency=payment.currency,
+                amount=missing,
+                key=f"dispute:{resolution.pk}",
+                provider_ref=refund_id,
             )
         payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
-        payment.save(update_fields=["status", "refunded_amount", "updated_at"])
-        task.status, task.cancelled_at = TaskStatus.CANCELLED, now
+        payment.refund_due_at = None
+        payment.save(update_fields=["status", "refunded_amount", "refund_due_at", "updated_at"])
+        task.status, task.cancelled_at = TaskStatus.CANCELLED, task.cancelled_at or now
         task.save(update_fields=["status", "cancelled_at", "updated_at"])
     else:
         if resolution.refund_amount > 0:
             payment_record_capture(payment, task, now)
-            ledger_refunded(
-                source=source,
-                currency=payment.currency,
-                amount=resolution.refund_amount,
-                key=f"dispute:{resolution.pk}",
-            )
-            payment.refunded_amount = resolution.refund_amount
-            payment.save(update_fields=["refunded_amount", "updated_at"])
+            missing = resolution.refund_amount - payment.refunded_amount
+            if missing > 0:
+                ledger_refunded(
+                    source=source,
+                    currency=payment.currency,
+                    amount=missing,
+                    key=f"dispute:{resolution.pk}",
+                    provider_ref=refund_id,
+                )
+                payment.refunded_amount = resolution.refund_amount
+                payment.save(update_fields=["refunded_amount", "updated_at"])
         payment_release(payment, task, delivery, now)
         task.status, task.completed_at = TaskStatus.COMPLETED, now
         task.save(update_fields=["status", "completed_at", "updated_at"])
@@ -197,6 +223,28 @@ def _record(resolution_pk: UUID) -> None:
     resolution.save(update_fields=["status", "applied_at"])
     publish("dispute.resolved", resolution_data(resolution, task), task.poster_id, delivery.agent.owner_id)
     logger.info("dispute of task %s resolved: %s", task.id, resolution.outcome)
+
+
+ADMIN_REFUND_NOTE = "Refunded in full by staff from the payments admin."
+
+
+def payment_refund(*, payment_id: UUID, staff_user=None, note: str = ADMIN_REFUND_NOTE) -> Payment:
+    """Staff: refund the payment of a disputed task in full. This is the dispute's `refund_full`
+    resolution, claimed under the task's lock like any other (docs/decisions.md#staff-refunds-are-resolutions):
+    of a refund and a resolution racing, exactly one decision applies (the other is 409 `invalid_state`,
+    unless it is the same refund), and the task ends `cancelled`."""
+    payment = Payment.objects.select_related("task").filter(pk=payment_id).first()
+    if payment is None:
+        raise NotFound()
+    existing = DisputeResolution.objects.filter(task_id=payment.task_id).first()
+    if existing is None and (payment.task.status != TaskStatus.DISPUTED or payment.status != PaymentStatus.SUCCEEDED):
+        raise InvalidState("Only the secured payment of a disputed task can be refunded.")
+    if existing is not None and existing.outcome != DisputeOutcome.REFUND_FULL:
+        raise InvalidState(f"The dispute was already resolved differently ({existing.outcome}).")
+    resolved = dispute_resolve(
+        task_id=payment.task_id, outcome=DisputeOutcome.REFUND_FULL, staff_user=staff_user, note=note
+    )
+    return resolved.payment
 
 
 def payment_refund_released(*, task_id: UUID) -> Payment:
@@ -218,16 +266,26 @@ def payment_refund_released(*, task_id: UUID) -> Payment:
     if earning is not None and not earning.reversed_amount:
         earning_transfer_reverse(earning=earning)
     remaining = payment.amount - payment.refunded_amount
+    key = f"refund-after-release:{payment.pk}"
     get_payment_provider().refund_payment_partially(
-        payment_id=payment.provider_payment_id, amount=remaining, idempotency_key=f"refund-after-release:{payment.pk}"
+        payment_id=payment.provider_payment_id, amount=remaining, idempotency_key=key
     )
+    ref = refund_ref(payment_id=payment.provider_payment_id, idempotency_key=key)
     with transaction.atomic():
         Task.objects.select_for_update().filter(pk=task_id).first()  # the lock order: the task first
         payment = Payment.objects.select_for_update().get(pk=payment.pk)
         if payment.status == PaymentStatus.REFUNDED:  # a twin recorded it
             return payment
         earning_reverse(source=source)
-        ledger_refunded(source=source, currency=payment.currency, amount=remaining, key=f"after-release:{payment.pk}")
+        remaining = payment.amount - payment.refunded_amount  # `charge.refunded` may have booked some first
+        if remaining > 0:
+            ledger_refunded(
+                source=source,
+                currency=payment.currency,
+                amount=remaining,
+                key=f"after-release:{payment.pk}",
+                provider_ref=ref,
+            )
         payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
         payment.save(update_fields=["status", "refunded_amount", "updated_at"])
         logger.warning("payment %s of task %s refunded after release", payment.provider_payment_id, task_id)

@@ -23,11 +23,21 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
-from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
+from core.errors import ProviderError, ProviderUnavailable
 from payments.money import event_money_mismatch
 from payments.providers import get_payment_provider
-from payments.services.captures import ledger_captured, ledger_refunded
-from tasks_market.models import Bid, BidStatus, Delivery, Payment, PaymentStatus, Task, TaskStatus
+from payments.services.captures import ledger_captured, ledger_refunded, refund_ref
+from tasks_market.models import (
+    Bid,
+    BidStatus,
+    Delivery,
+    DeliveryStatus,
+    Payment,
+    PaymentStatus,
+    Task,
+    TaskStatus,
+)
+from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.dispatch import enqueue_dispatch
 from tasks_market.services.events import payment_data, publish
 
@@ -130,7 +140,12 @@ def payment_record_capture(payment: Payment, task: Task, now) -> None:
     if payment.captured_at is None:
         payment.captured_at = now
         payment.save(update_fields=["captured_at", "updated_at"])
-        ledger_captured(source=f"task:{task.id}", currency=payment.currency, amount=payment.amount)
+        ledger_captured(
+            source=f"task:{task.id}",
+            currency=payment.currency,
+            amount=payment.amount,
+            provider_ref=payment.provider_payment_id,
+        )
 
 
 def _apply_succeeded(
@@ -213,24 +228,44 @@ def payment_refund_due(*, payment_id: UUID | str) -> Payment | None:
     """Make a due refund: the provider call with no transaction open (refunds are idempotent at both
     providers: Stripe's is keyed by the payment), then the record under the task's lock. Safe to run
     twice, concurrently too. A refund the provider refuses is left to staff (logged at ERROR, no
-    longer due); one that cannot reach the provider stays due for the next sweep."""
+    longer due); one that cannot reach the provider stays due for the next sweep.
+
+    Due for a success nothing waited for, and for a paid task cancelled before its work came
+    (tasks_market.services.paid_cancel): that payment's captured money leaves the ledger here, once."""
     payment = Payment.objects.filter(pk=payment_id, refund_due_at__isnull=False).first()
     if payment is None:
         return None
     try:
         get_payment_provider().refund_payment(payment.provider_payment_id)
+        ref = refund_ref(payment_id=payment.provider_payment_id)
     except ProviderError:  # refused: asking again cannot change that; staff decide
-        logger.exception("refund of unexpected payment %s refused; needs attention", payment.provider_payment_id)
+        logger.exception("refund of payment %s refused; needs attention", payment.provider_payment_id)
         Payment.objects.filter(pk=payment.pk).update(refund_due_at=None, updated_at=timezone.now())
         return payment
     with transaction.atomic():
         Task.objects.select_for_update().filter(pk=payment.task_id).first()  # the lock order: the task first
         payment = Payment.objects.select_for_update().get(pk=payment.pk)
         if payment.refund_due_at is not None:
-            payment.status, payment.refund_due_at = PaymentStatus.REFUNDED, None
-            payment.save(update_fields=["status", "refund_due_at", "updated_at"])
-            logger.info("payment %s refunded: nothing waited for it", payment.provider_payment_id)
+            _record_due_refund(payment, ref)
     return payment
+
+
+def _record_due_refund(payment: Payment, ref: str) -> None:
+    fields = ["status", "refund_due_at", "updated_at"]
+    if payment.status == PaymentStatus.SUCCEEDED:  # a paid task cancelled: its money leaves the books
+        if payment.captured_at is not None:  # a held payment's refund only gives the authorisation back
+            ledger_refunded(
+                source=f"task:{payment.task_id}",
+                currency=payment.currency,
+                amount=payment.amount - payment.refunded_amount,
+                key=f"cancel:{payment.pk}",
+                provider_ref=ref,
+            )
+        payment.refunded_amount = payment.amount
+        fields.append("refunded_amount")
+    payment.status, payment.refund_due_at = PaymentStatus.REFUNDED, None
+    payment.save(update_fields=fields)
+    logger.info("payment %s refunded", payment.provider_payment_id)
 
 
 def refunds_catch_up(*, older_than: timedelta = timedelta(minutes=5), limit: int = 100) -> int:
@@ -269,40 +304,15 @@ def payment_apply_failed(*, provider_payment_id: str) -> Payment | None:
     return payment
 
 
-def payment_refund(*, payment_id: UUID) -> Payment:
-    """Staff: refund the payment of a disputed task through the provider.
-
-    The provider is asked first, with no transaction open (refunds are idempotent, and nothing else
-    moves a disputed task's payment), then the refund is recorded under the task's lock."""
-    payment = Payment.objects.select_related("task").filter(pk=payment_id).first()
-    if payment is None:
-        raise NotFound()
-    if payment.task.status != TaskStatus.DISPUTED or payment.status != PaymentStatus.SUCCEEDED:
-        raise InvalidState("Only the secured payment of a disputed task can be refunded.")
-    get_payment_provider().refund_payment(payment.provider_payment_id)
-    with transaction.atomic():
-        Task.objects.select_for_update().filter(pk=payment.task_id).first()  # the lock order: the task first
-        payment = Payment.objects.select_for_update().get(pk=payment_id)
-        if payment.status == PaymentStatus.SUCCEEDED:
-            payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
-            payment.save(update_fields=["status", "refunded_amount", "updated_at"])
-            if payment.captured_at is not None:  # a held payment's refund only gives the authorisation back
-                ledger_refunded(
-                    source=f"task:{payment.task_id}",
-                    currency=payment.currency,
-                    amount=payment.amount,
-                    key=str(payment.pk),
-                )
-    return payment
-
-
 @transaction.atomic
 def payment_apply_canceled(*, provider_payment_id: str) -> Payment | None:
     """`payment_intent.canceled`: the provider cancelled the payment. For a payment still held for approval
-    this means its authorisation expired before it was captured: the money is gone. It is recorded
-    (`cancelled`), logged at ERROR for staff, and the task keeps its state (docs/payouts.md#held-payments):
-    approval or release then answers 409, and staff settle it with the poster. Any other payment is left
-    as it is (one awaiting the customer is cancelled by our own cancel, or fails by its own event)."""
+    this means its authorisation expired before it was captured: the money is gone, and the poster was
+    never charged. The payment is `cancelled` and so is its task, a terminal state: nothing can be released
+    or refunded any more, so the review-window job no longer retries it; live bids are rejected, the
+    delivery cancelled, `task.cancelled` announced, and an ERROR tells staff, who settle the work done with
+    both sides (docs/decisions.md#a-held-payment-that-expired). Any other payment is left as it is (one
+    awaiting the customer is cancelled by our own cancel, or fails by its own event)."""
     found = _locked(provider_payment_id)
     if found is None:
         return None
@@ -311,10 +321,15 @@ def payment_apply_canceled(*, provider_payment_id: str) -> Payment | None:
         return payment  # captured money is not cancelled; released or refunded is final
     payment.status = PaymentStatus.CANCELLED
     payment.save(update_fields=["status", "updated_at"])
+    was = task.status
+    if task.status in (TaskStatus.DELIVERING, TaskStatus.IN_REVIEW, TaskStatus.DISPUTED):
+        Delivery.objects.filter(task=task).update(status=DeliveryStatus.CANCELLED, updated_at=timezone.now())
+        task_cancel_locked(task)
     logger.error(
-        "payment %s of task %s (%s) expired before capture: the seller cannot be paid from it; needs attention",
+        "payment %s of task %s (%s, now %s) expired before capture: the seller cannot be paid from it; needs attention",
         payment.provider_payment_id,
         task.id,
+        was,
         task.status,
     )
     return payment

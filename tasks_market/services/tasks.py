@@ -14,10 +14,12 @@ from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
 from payments.providers import get_payment_provider
-from tasks_market.models import Bid, BidStatus, Payment, PaymentStatus, Task, TaskStatus
-from tasks_market.models.market import LIVE_BID_STATUSES, check_amount_places
+from tasks_market.models import Payment, PaymentStatus, Task, TaskStatus
+from tasks_market.models.market import check_amount_places
+from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.errors import InvalidField
 from tasks_market.services.events import publish, task_data
+from tasks_market.services.paid_cancel import task_cancel_paid
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +72,8 @@ CANCEL_ROUNDS = 3  # how often a cancel goes back to the provider for a payment 
 
 
 def task_cancel(*, task_id: UUID, poster=None) -> Task:
-    """Cancel an open task, or one awaiting payment (its payment is cancelled at the provider first).
+    """Cancel an open task, or one awaiting payment (its payment is cancelled at the provider first), or a
+    paid one whose delivery is overdue (refunded in full: tasks_market.services.paid_cancel).
 
     `poster=None` is staff acting from the admin. Live bids become rejected.
 
@@ -81,6 +84,9 @@ def task_cancel(*, task_id: UUID, poster=None) -> Task:
     still talking to the provider) is cancelled in another round; a provider failure changes nothing
     here and reaches the caller as its 502/503.
     """
+    found = Task.objects.filter(id=task_id, **({"poster": poster} if poster is not None else {})).first()
+    if found is not None and found.status in (TaskStatus.DELIVERING, TaskStatus.IN_REVIEW):
+        return task_cancel_paid(task_id=task_id, poster=poster)
     for _ in range(CANCEL_ROUNDS):
         task = _cancellable(Task.objects.filter(id=task_id), poster)
         waiting = set(
@@ -119,19 +125,3 @@ def _record_cancel(task_id: UUID, poster, cancelled_at_provider: set[str]) -> Ta
         payment.status = PaymentStatus.CANCELLED
         payment.save(update_fields=["status", "updated_at"])
     return task_cancel_locked(task)
-
-
-def task_cancel_locked(task: Task) -> Task:
-    """The cancel itself, on a task the caller holds the lock of and has checked: live bids rejected, the
-    task cancelled, `task.cancelled` announced to the poster and the bidders. Its payments are the caller's."""
-    now = timezone.now()
-    bidders = list(
-        Bid.objects.filter(task=task, status__in=LIVE_BID_STATUSES).values_list("bidder_id", flat=True).distinct()
-    )
-    Bid.objects.filter(task=task, status__in=LIVE_BID_STATUSES).update(status=BidStatus.REJECTED, updated_at=now)
-    task.status = TaskStatus.CANCELLED
-    task.selected_bid = None
-    task.cancelled_at = now
-    task.save(update_fields=["status", "selected_bid", "cancelled_at", "updated_at"])
-    publish("task.cancelled", task_data(task), task.poster_id, *bidders)
-    return task

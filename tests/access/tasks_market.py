@@ -13,6 +13,7 @@ ROUTES = {
     "GET /api/v1/tasks/{task_id}": Access.USER_OR_KEY,
     "POST /api/v1/tasks/{task_id}/cancel": Access.USER_OR_KEY,
     "POST /api/v1/tasks/{task_id}/remix": Access.USER_OR_KEY,
+    "GET /api/v1/tasks/{task_id}/receipt": Access.USER_OR_KEY,
     "GET /api/v1/tasks/{task_id}/bids": Access.USER_OR_KEY,
     "POST /api/v1/tasks/{task_id}/bids": Access.USER_OR_KEY,
     "POST /api/v1/tasks/{task_id}/bids/{bid_id}/select": Access.USER_OR_KEY,

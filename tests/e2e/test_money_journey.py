@@ -210,7 +210,8 @@ def test_a_dispute_split_refunds_the_poster_part_and_pays_the_seller_the_rest(
 
     paid_out(server, seller, task["id"], Decimal("90.00"))
     ledger_check(server)
-    # The task's own ledger lines: 150 captured = 50 refunded + 10 fee + 90 the seller's, nothing left held.
+    # The task's own ledger lines: 150 captured = 50 refunded + 10 fee + 90 the seller's, nothing left held;
+    # the seller's 90 leaves the platform's balance with the payout's own transfer (source payout:<id>).
     lines = server.query(
         "from payments.models import LedgerLine\n"
         f"rows = LedgerLine.objects.filter(source='task:{task['id']}').select_related('entry')\n"
@@ -220,8 +221,11 @@ def test_a_dispute_split_refunds_the_poster_part_and_pays_the_seller_the_rest(
     for _, account, amount in lines:
         totals[account] = totals.get(account, Decimal(0)) + Decimal(amount)
     assert {k: v for k, v in totals.items() if v} == {
-        "cash": Decimal("150"),
+        "captured": Decimal("150"),
         "refunds": Decimal("-50"),
+        # The money group: what is left in the platform's balance at the provider after the refund.
+        "cash": Decimal("100"),
+        "outside": Decimal("-100"),
         "fees": Decimal("-10"),
         "available": Decimal("-90"),  # settled; the payout's own entry moves it to paid_out
     }, lines

@@ -268,7 +268,7 @@ def test_refunding_a_captured_payment_creates_a_refund():
         ("POST", "/v1/refunds"),
         ("GET", "/v1/payment_intents/pi_123"),
     ]
-    assert fake.form(1) == [("payment_intent", "pi_123")]
+    assert fake.form(1) == [("payment_intent", "pi_123"), ("metadata[operation]", "refund:pi_123")]
     assert fake.requests[1].headers["Idempotency-Key"] == "refund:pi_123"
 
 

@@ -303,7 +303,8 @@ def test_a_partial_refund_refunds_that_much_of_the_charge_once(adapter, stripe):
     adapter.refund_payment_partially(payment_id=reference, amount=Decimal("60.00"), idempotency_key="split:1")
 
     calls = stripe.posts("/v1/refunds")
-    assert [(c.form, c.key) for c in calls] == [([("payment_intent", intent_id), ("amount", "6000")], "split:1")] * 2
+    form = [("payment_intent", intent_id), ("amount", "6000"), ("metadata[operation]", "split:1")]
+    assert [(c.form, c.key) for c in calls] == [(form, "split:1")] * 2
     assert stripe.charges[stripe.intents[intent_id]["latest_charge"]]["amount_refunded"] == 6000
     assert payment.status == PaymentStatus.SUCCEEDED  # a partial refund keeps the payment
 

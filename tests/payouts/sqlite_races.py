@@ -25,6 +25,7 @@ def main() -> None:
 
     from payments.ledger_check import ledger_problems
     from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, PayoutAccount
+    from payments.providers.local_balance import book
     from payments.services.captures import ledger_captured
     from payments.services.payouts import payouts_run
     from tasks_market.models import Delivery, DeliveryStatus, DisputeResolution, Payment
@@ -42,6 +43,8 @@ def main() -> None:
         LocalPayment.objects.create(
             id=payment.provider_payment_id, amount_minor=15000, currency="usd", client_secret="s", status="succeeded"
         )
+        # The capture in the local provider's balance, which a payout's transfer comes out of.
+        book(account="", type="charge", amount_minor=15000, currency="usd", source=payment.provider_payment_id)
         Delivery.objects.filter(pk=delivery.pk).update(submitted_at=timezone.now() - timedelta(hours=80))
         return task
 
@@ -92,7 +95,8 @@ def main() -> None:
     out["refund_vs_payout"] = together(lambda: dispute_resolve(**split), payouts_run)
     payouts_run()
     out["refund_vs_payout_refunds"] = LedgerEntry.objects.filter(kind="refunded", source=f"task:{second.id}").count()
-    out["refund_vs_payout_paid"] = str(sum(p.amount for p in agent.owner.payouts.all()).quantize(Decimal("0.01")))
+    paid = agent.owner.payouts.filter(status="paid")
+    out["refund_vs_payout_paid"] = str(sum(p.amount for p in paid).quantize(Decimal("0.01")))
     out["ledger_problems"] = ledger_problems()
     print(json.dumps(out))
 

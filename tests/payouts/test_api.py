@@ -6,9 +6,10 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
+from django.utils.dateparse import parse_datetime
 
 from payments.events import build_event
-from payments.models import LocalConnectObject, PayoutAccount
+from payments.models import Earning, LocalConnectObject, PayoutAccount
 from payments.onboarding import OnboardingInvalid, bank_account_parse, iban_valid, routing_valid
 from payments.services.payouts import payouts_run
 from tests.payouts.conftest import in_review, onboard
@@ -100,6 +101,8 @@ def test_balance_earnings_and_payouts_lists(alice_api, seller_api, seller, api):
         "paid_out",
     )
     assert row["available_at"] is not None and row["paid_out_at"] is not None
+    assert row["net"] == row["amount"] == "135.00"  # `amount` is the deprecated name of `net`
+    assert row["hold_reason"] is None  # paid out: nothing holds it
     assert payouts["items"][0]["amount"] == "135.00" and payouts["items"][0]["status"] == "paid"
     assert alice_api.get("/api/v1/payouts/earnings").json()["total"] == 0  # one's own only
     assert seller_api.get("/api/v1/payouts/earnings?limit=0").status_code == 422
@@ -141,3 +144,35 @@ def test_an_unverified_seller_cannot_start_a_payout_account(seller_api, seller):
     assert response.status_code == 403 and response.json()["code"] == "email_unverified"
     assert not PayoutAccount.objects.filter(owner=seller).exists()
     assert not LocalConnectObject.objects.exists()  # the provider was not asked either
+
+
+def test_an_earning_shows_when_its_hold_ends_and_why(alice_api, seller_api, api, settings):
+    settings.EARNING_HOLD_DAYS = 7
+    task_id = in_review(alice_api, seller_api, api)["task"]["id"]
+    alice_api.post(f"/api/v1/tasks/{task_id}/delivery/approve")
+    earning = Earning.objects.get(source=f"task:{task_id}")
+
+    row = seller_api.get("/api/v1/payouts/earnings").json()["items"][0]
+
+    assert (row["gross"], row["fee"], row["net"], row["amount"]) == ("150.00", "15.00", "135.00", "135.00")
+    assert parse_datetime(row["available_at"]) == earning.available_after
+    assert (row["status"], row["hold_reason"]) == ("pending", "holding_period")
+
+
+def test_the_payout_account_takes_a_country(seller_api, seller):
+    response = seller_api.post("/api/v1/payouts/account", {"country": "de"}, format="json")
+
+    assert response.status_code == 200, response.content
+    account = PayoutAccount.objects.get(owner=seller)
+    assert LocalConnectObject.objects.get(id=account.provider_account_id).data["country"] == "DE"
+
+
+@pytest.mark.parametrize(
+    ("country", "type_"), [("XX", "value_error"), ("DEU", "string_too_long"), ("", "string_too_short")]
+)
+def test_a_payout_account_country_that_is_not_iso_3166_is_422(seller_api, seller, country, type_):
+    response = seller_api.post("/api/v1/payouts/account", {"country": country}, format="json")
+
+    assert response.status_code == 422, response.content
+    assert [(e["loc"], e["type"]) for e in response.json()["detail"]] == [(["body", "country"], type_)]
+    assert not PayoutAccount.objects.filter(owner=seller).exists()

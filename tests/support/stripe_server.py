@@ -3,8 +3,18 @@
 It creates Checkout Sessions (a payment session makes its payment intent, a subscription session its
 subscription), payment intents, customers, subscriptions and refunds (whole or partial), reads sessions
 and intents, cancels and captures intents (a second cancel or capture is refused, as Stripe does),
-updates subscriptions; and for Connect: Express accounts, account links, transfers (from a charge,
-`source_transaction`), transfer reversals and payouts made as a connected account (`Stripe-Account`).
+updates subscriptions; and for Connect: Express accounts, account links, transfers (out of the platform's
+balance, or from a charge: `source_transaction`), transfer reversals and payouts made as a connected
+account (`Stripe-Account`).
+
+It lists as Stripe lists (newest first, `limit`, `starting_after`, `has_more`): transfers (by
+`transfer_group`), a connected account's payouts (`Stripe-Account`), refunds (by `payment_intent`) and
+balance transactions (the platform's, or an account's; `created[gte]`, `expand[]=data.source`); and
+answers `GET /v1/balance` (available by currency; nothing is pending). Money is modelled in balance
+transactions, as Stripe keeps them: a capture (`charge`), a refund (`refund`), a transfer (`transfer` on the
+platform, `payment` on the account: a `py_` whose `source_transfer` is the transfer), a reversal
+(`transfer_refund` / `payment_refund`), a payout (`payout`) and a failed payout (`payout_failure`); Stripe's
+fees are not modelled (every `fee` is 0). `balances` is each connected account's balance.
 
 It records every request (`calls`: method, path, form fields, Idempotency-Key, Stripe-Account), replays
 the first answer for a key it has seen (keys are scoped per account, as Stripe scopes them), refuses a
@@ -67,7 +77,11 @@ class StripeState:
     transfers: dict[str, dict] = field(default_factory=dict)  # by id
     payouts: dict[str, dict] = field(default_factory=dict)  # by id, each with its "_account"
     disputes: dict[str, dict] = field(default_factory=dict)  # by id
+    refunds: dict[str, dict] = field(default_factory=dict)  # by id
+    reversals: dict[str, dict] = field(default_factory=dict)  # transfer reversals by id
     balances: dict[str, dict[str, int]] = field(default_factory=dict)  # account → currency → minor units
+    # Every movement of money, each with its "_account" (None: the platform) and the "_source" object's id.
+    balance_transactions: list[dict] = field(default_factory=list)
     fail_next: list[int] = field(default_factory=list)  # statuses for the next POSTs (not remembered for a key)
     hold: threading.Event | None = None  # POSTs wait until it is set
     held: threading.Event = field(default_factory=threading.Event)  # set once a create is waiting
@@ -107,6 +121,7 @@ class StripeState:
             else:
                 intent["status"], intent["amount_received"] = "succeeded", intent["amount"]
                 kind = "payment_intent.succeeded"
+                _book(self, None, "charge", charge["amount"], charge["currency"], charge["id"])
             return stripe_event(kind, dict(intent))
 
     def pay_session(self, session_id: str) -> tuple[str, SignedEvent]:
@@ -183,6 +198,7 @@ class StripeState:
                     status="failed", failure_code="account_closed", failure_message="The bank account has been closed."
                 )
                 _credit(self, account, payout["currency"], payout["amount"])
+                _book(self, account, "payout_failure", payout["amount"], payout["currency"], payout_id)
             body = {k: v for k, v in payout.items() if k != "_account"}
             return stripe_event(f"payout.{payout['status']}", body, account=account)
 
@@ -226,6 +242,88 @@ def _refused(message: str, status: int = 400, kind: str = "invalid_request_error
 def _credit(state: StripeState, account: str, currency: str, amount: int) -> None:
     balance = state.balances.setdefault(account, {})
     balance[currency] = balance.get(currency, 0) + amount
+
+
+def _book(state: StripeState, account: str | None, kind: str, amount: int, currency: str, source: str) -> None:
+    """A balance transaction of the platform (`account` None) or a connected account."""
+    state.balance_transactions.append(
+        {
+            "id": f"txn_{secrets.token_hex(12)}",
+            "object": "balance_transaction",
+            "type": kind,
+            "amount": amount,
+            "fee": 0,
+            "net": amount,
+            "currency": currency,
+            "status": "available",
+            "created": int(time.time()),
+            "_account": account,
+            "_source": source,
+        }
+    )
+
+
+def _page(objects: list[dict], query: list[tuple[str, str]], url: str) -> dict:
+    """A Stripe list of `objects` (oldest first as stored; listed newest first), `limit` (10 by default,
+    at most 100) after `starting_after`."""
+    params = dict(query)
+    newest_first = list(reversed(objects))
+    after = params.get("starting_after")
+    if after:
+        ids = [o["id"] for o in newest_first]
+        newest_first = newest_first[ids.index(after) + 1 :] if after in ids else []
+    limit = max(1, min(int(params.get("limit") or 10), 100))
+    return {"object": "list", "url": url, "data": newest_first[:limit], "has_more": len(newest_first) > limit}
+
+
+def _source_object(state: StripeState, txn: dict) -> dict | str:
+    """A balance transaction's `source`, expanded as `expand[]=data.source` asks."""
+    source = txn["_source"]
+    if source.startswith("py_"):  # a connected account's incoming payment: a charge naming its transfer
+        transfer = state.transfers[source.split(":", 1)[1]]
+        return {"id": source.split(":", 1)[0], "object": "charge", "source_transfer": transfer["id"]}
+    for objects in (state.charges, state.refunds, state.transfers, state.reversals, state.payouts):
+        if source in objects:
+            return {k: v for k, v in objects[source].items() if not k.startswith("_")}
+    return source
+
+
+def _list(state: StripeState, path: str, query: list[tuple[str, str]], account: str | None) -> dict | None:
+    """A list endpoint's page, or None when `path` is no list."""
+    params = dict(query)
+    if path == "/v1/transfers":
+        group = params.get("transfer_group")
+        found = [dict(t) for t in state.transfers.values() if group is None or t["transfer_group"] == group]
+    elif path == "/v1/payouts":
+        found = [
+            {k: v for k, v in p.items() if k != "_account"} for p in state.payouts.values() if p["_account"] == account
+        ]
+    elif path == "/v1/refunds":
+        intent = params.get("payment_intent")
+        found = [dict(r) for r in state.refunds.values() if intent is None or r["payment_intent"] == intent]
+    elif path == "/v1/balance_transactions":
+        since = int(params.get("created[gte]") or 0)
+        expand = ("expand[]", "data.source") in query
+        found = []
+        for txn in state.balance_transactions:
+            if txn["_account"] == account and txn["created"] >= since:
+                body = {k: v for k, v in txn.items() if not k.startswith("_")}
+                source = _source_object(state, txn)
+                body["source"] = source if expand else (source["id"] if isinstance(source, dict) else source)
+                found.append(body)
+    else:
+        return None
+    return _page(found, query, path)
+
+
+def _balance(state: StripeState, account: str | None) -> dict:
+    """`GET /v1/balance`: what the account's (or the platform's) balance transactions sum to."""
+    totals: dict[str, int] = {}
+    for txn in state.balance_transactions:
+        if txn["_account"] == account:
+            totals[txn["currency"]] = totals.get(txn["currency"], 0) + txn["net"]
+    available = [{"amount": amount, "currency": currency} for currency, amount in totals.items()]
+    return {"object": "balance", "livemode": False, "available": available, "pending": []}
 
 
 def _intent(form: dict[str, str]) -> dict:
@@ -334,14 +432,27 @@ def _intent_action(state: StripeState, path: str, form: dict[str, str]) -> tuple
         # Stripe records the part left uncaptured as refunded on the charge.
         charge.update(captured=True, amount_captured=captured, amount_refunded=intent["amount"] - captured)
         intent["amount_received"], intent["amount_capturable"] = captured, 0
+        _book(state, None, "charge", captured, charge["currency"], charge["id"])
     intent["status"] = done
     return 200, dict(intent)
 
 
 def _refund(state: StripeState, form: dict[str, str]) -> tuple[int, dict]:
     intent = state.intents.get(form.get("payment_intent", ""))
-    refund = {"id": f"re_{secrets.token_hex(8)}", "object": "refund", "status": "succeeded"}
+    refund = {
+        "id": f"re_{secrets.token_hex(8)}",
+        "object": "refund",
+        "status": "succeeded",
+        "payment_intent": form.get("payment_intent"),
+        "metadata": _metadata(form),
+        "created": int(time.time()),
+    }
     if intent is None or not intent.get("latest_charge"):
+        refund.update(
+            amount=int(form.get("amount") or (intent or {}).get("amount") or 0),
+            currency=(intent or {}).get("currency") or "usd",
+        )
+        state.refunds[refund["id"]] = refund
         return 200, refund  # an intent a test made by hand: nothing to account for
     charge = state.charges[intent["latest_charge"]]
     left = charge["amount_captured"] - charge["amount_refunded"] if charge["captured"] else 0
@@ -350,13 +461,10 @@ def _refund(state: StripeState, form: dict[str, str]) -> tuple[int, dict]:
         return _refused(f"Refund amount ({amount}) is greater than the charge's unrefunded amount ({left}).")
     charge["amount_refunded"] += amount
     charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
-    return 200, {
-        **refund,
-        "amount": amount,
-        "currency": charge["currency"],
-        "charge": charge["id"],
-        "payment_intent": intent["id"],
-    }
+    refund.update(amount=amount, currency=charge["currency"], charge=charge["id"])
+    state.refunds[refund["id"]] = refund
+    _book(state, None, "refund", -amount, charge["currency"], refund["id"])
+    return 200, dict(refund)
 
 
 def _account(state: StripeState, form: dict[str, str]) -> tuple[int, dict]:
@@ -426,9 +534,12 @@ def _transfer(state: StripeState, form: dict[str, str]) -> tuple[int, dict]:
         "transfer_group": form.get("transfer_group"),
         "source_transaction": source,
         "metadata": _metadata(form),
+        "created": int(time.time()),
     }
     state.transfers[transfer["id"]] = transfer
     _credit(state, destination, currency, amount)
+    _book(state, None, "transfer", -amount, currency, transfer["id"])
+    _book(state, destination, "payment", amount, currency, f"py_{secrets.token_hex(12)}:{transfer['id']}")
     return 200, dict(transfer)
 
 
@@ -443,14 +554,22 @@ def _reversal(state: StripeState, path: str, form: dict[str, str]) -> tuple[int,
     transfer["amount_reversed"] += amount
     transfer["reversed"] = transfer["amount_reversed"] == transfer["amount"]
     _credit(state, transfer["destination"], transfer["currency"], -amount)
-    expanded = form.get("expand[]") == "transfer"
-    return 200, {
-        "id": f"trr_{secrets.token_hex(12)}",
+    reversal_id = f"trr_{secrets.token_hex(12)}"
+    state.reversals[reversal_id] = {
+        "id": reversal_id,
         "object": "transfer_reversal",
         "amount": amount,
         "currency": transfer["currency"],
-        "transfer": dict(transfer) if expanded else transfer["id"],
+        "transfer": transfer["id"],
+        "created": int(time.time()),
     }
+    _book(state, None, "transfer_refund", amount, transfer["currency"], reversal_id)
+    # The connected account's side: a refund of the payment the transfer made there (`pyr_`).
+    _book(
+        state, transfer["destination"], "payment_refund", -amount, transfer["currency"], f"pyr_{secrets.token_hex(12)}"
+    )
+    expanded = form.get("expand[]") == "transfer"
+    return 200, {**state.reversals[reversal_id], "transfer": dict(transfer) if expanded else transfer["id"]}
 
 
 def _payout(state: StripeState, form: dict[str, str], account: str | None) -> tuple[int, dict]:
@@ -473,8 +592,10 @@ def _payout(state: StripeState, form: dict[str, str], account: str | None) -> tu
         "failure_code": None,
         "failure_message": None,
         "metadata": _metadata(form),
+        "created": int(time.time()),
     }
     _credit(state, account, currency, -amount)
+    _book(state, account, "payout", -amount, currency, payout["id"])
     state.payouts[payout["id"]] = {**payout, "_account": account}
     return 200, payout
 
@@ -508,6 +629,10 @@ def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
             if url.path.startswith("/v1/customers"):
                 return self._answer(200, {"object": "list", "data": []})
             with state.lock:
+                if url.path == "/v1/balance":
+                    return self._answer(200, _balance(state, account))
+                if (page := _list(state, url.path, query, account)) is not None:
+                    return self._answer(200, page)
                 for prefix, objects in readable.items():
                     if url.path.startswith(prefix) and (found := objects.get(url.path[len(prefix) :])) is not None:
                         body = dict(found)

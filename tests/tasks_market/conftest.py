@@ -179,3 +179,18 @@ def selected_task(poster_api, bidder_api, agent_url: str = "https://agents.examp
     bid = place_bid(bidder_api, task["id"], agent["id"])
     selection = poster_api.post(f"/api/v1/tasks/{task['id']}/bids/{bid['id']}/select").json()
     return {"task": task, "agent": agent, "bid": bid, "payment": selection["payment"]}
+
+
+@pytest.fixture
+def seller(db):
+    """The agent's owner of the money tests (tests/payouts/conftest.py has the same)."""
+    from tests.support.factories import UserFactory
+
+    return UserFactory(email="seller@example.com")
+
+
+@pytest.fixture
+def seller_api(seller):
+    from tests.conftest import client_with_token, jwt_for
+
+    return client_with_token(jwt_for(seller))

@@ -17,7 +17,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from tasks_market.models import Delivery, DeliveryStatus, Payment, PaymentStatus, Task, TaskStatus
-from tasks_market.services.payments import payment_refund, refunds_catch_up
+from tasks_market.services.disputes import payment_refund
+from tasks_market.services.payments import refunds_catch_up
 from tests.conftest import client_with_token, jwt_for
 from tests.support.stripe_server import stored_intent, stripe_stand_in
 from tests.tasks_market.conftest import post_payment_event

@@ -1,5 +1,5 @@
 """`manage.py payouts_run`: one pass of the payout beat job now (docs/payouts.md#jobs): settle what is
-due, make missing transfers, pay out available money."""
+due, finish unfinished payouts and recoveries, pay every owed owner (in batches), recover unowed money."""
 
 from __future__ import annotations
 

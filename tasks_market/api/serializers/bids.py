@@ -15,7 +15,7 @@ from tasks_market.api.serializers.common import (
 )
 from tasks_market.api.serializers.tasks import TaskSerializer
 from tasks_market.models import Bid, BidJudgement, Payment
-from tasks_market.models.market import CURRENCIES, JudgementStatus, check_amount_places
+from tasks_market.models.market import CURRENCIES, JudgementStatus, check_amount_places, check_currency
 from tasks_market.services import judging
 
 ETA_HOURS_MAX = 8760  # a year
@@ -31,6 +31,12 @@ class BidInput(serializers.Serializer):
     eta_hours = serializers.IntegerField(min_value=1, max_value=ETA_HOURS_MAX)
     # ListField rather than many=True: list-level errors of a ListSerializer are not translated (a platform gap).
     sample_artefacts = serializers.ListField(child=ArtefactInput(), max_length=10, required=False)
+
+    def validate_currency(self, value):
+        problem = check_currency(value)  # docs/decisions.md#settlement-currencies
+        if problem:
+            raise serializers.ValidationError(problem, code="currency_not_settled")
+        return value
 
     def validate(self, attrs):
         if "amount" in attrs and "currency" in attrs:
@@ -97,8 +103,14 @@ class BidJudgementSerializer(serializers.ModelSerializer):
 class PaymentSerializer(serializers.ModelSerializer):
     provider = serializers.ChoiceField(choices=PROVIDERS)
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    fee = FeePartField("fee", help_text="The platform's fee of `amount` (docs/payouts.md#the-fee).")
-    net = FeePartField("net", help_text="What the seller receives: `amount` - `fee`.")
+    fee = FeePartField(
+        "fee",
+        terms=lambda payment: payment.pinned_terms,
+        help_text="The platform's fee of `amount`, as pinned at selection (docs/payouts.md#the-fee).",
+    )
+    net = FeePartField(
+        "net", terms=lambda payment: payment.pinned_terms, help_text="What the seller receives: `amount` - `fee`."
+    )
     client_secret = serializers.CharField(help_text="Confirms the payment with the provider's client library.")
     currency = serializers.ChoiceField(choices=CURRENCIES)
     checkout_url = BlankAsNullField(help_text="A hosted payment page, when the provider has one.")

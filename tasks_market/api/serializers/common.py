@@ -12,7 +12,9 @@ from core.api.fields import URL_PATTERN, BlankAsNullField
 from core.api.validation import GreaterThan
 from core.outbound import UnsafeURL, check_url
 from payments.fees import fee_split
+from payments.money import exponent
 from tasks_market.models import Artefact
+from tasks_market.models.market import CURRENCIES
 
 MAX_AMOUNT = 1_000_000
 # ASCII classes only: the same patterns are the schema's (JSON Schema regexes are ECMA-262, where \w is ASCII).
@@ -36,14 +38,16 @@ class MoneyField(serializers.DecimalField):
 
 class FeePartField(serializers.DecimalField):
     """The platform's `fee` or the seller's `net` of the row's amount (payments.fees.fee_split, the one
-    rule: docs/payouts.md#the-fee), read-only, in the shape of `amount`."""
+    rule: docs/payouts.md#the-fee), read-only, in the shape of `amount`: by the terms the row's payment
+    pinned at selection when it has them (`terms`: the row → FeeTerms or None), else today's settings."""
 
-    def __init__(self, part: str, *, amount: str = "amount", **kwargs):
-        self.part, self.amount_attr = part, amount
+    def __init__(self, part: str, *, amount: str = "amount", terms=None, **kwargs):
+        self.part, self.amount_attr, self.terms = part, amount, terms
         super().__init__(max_digits=12, decimal_places=2, source="*", read_only=True, **kwargs)
 
     def to_representation(self, instance):
-        split = fee_split(amount=getattr(instance, self.amount_attr), currency=instance.currency)
+        terms = self.terms(instance) if self.terms else None
+        split = fee_split(amount=getattr(instance, self.amount_attr), currency=instance.currency, terms=terms)
         return super().to_representation(getattr(split, self.part))
 
 
@@ -52,9 +56,11 @@ def money_field(**kwargs) -> serializers.DecimalField:
 
 
 def whole_amounts_in(amount: str, currency: str) -> dict:
-    """Schema: in a currency without minor units (jpy) the amount is a whole number (check_amount_places)."""
+    """Schema: in a currency without minor units (jpy; payments.money's table) the amount is a whole number
+    (check_amount_places)."""
+    whole = [code for code in CURRENCIES if exponent(code) == 0]
     return {
-        "if": {"properties": {currency: {"const": "jpy"}}, "required": [currency]},
+        "if": {"properties": {currency: {"enum": whole}}, "required": [currency]},
         "then": {"properties": {amount: {"multipleOf": 1, "pattern": r"^[0-9]+(?:\.00?)?$"}}},
     }
 

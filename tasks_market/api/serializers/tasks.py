@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from tasks_market.api.serializers.common import money_field, whole_amounts_in
 from tasks_market.models import Task, TaskCategory
-from tasks_market.models.market import CURRENCIES, check_amount_places
+from tasks_market.models.market import CURRENCIES, check_amount_places, check_currency
 
 
 class _TaskFields(serializers.Serializer):
@@ -27,6 +27,12 @@ class _TaskFields(serializers.Serializer):
     def validate_deadline(self, value):
         if value <= timezone.now():
             raise serializers.ValidationError("The deadline must be in the future.", code="deadline_past")
+        return value
+
+    def validate_budget_currency(self, value):
+        problem = check_currency(value)  # docs/decisions.md#settlement-currencies
+        if problem:
+            raise serializers.ValidationError(problem, code="currency_not_settled")
         return value
 
     def validate(self, attrs):

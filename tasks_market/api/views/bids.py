@@ -110,11 +110,19 @@ class BidWithdrawView(ApiView):
 
     @extend_schema(
         operation_id="bids_withdraw",
-        summary="Withdraw your pending bid",
-        description="The bidder takes back a pending bid; it becomes `withdrawn` and can no longer be selected.",
+        summary="Withdraw your pending bid, or give up a paid task",
+        description=(
+            "The bidder takes back a pending bid; it becomes `withdrawn` and can no longer be selected. The "
+            "selected bid of a paid task (`delivering`, or `in_review` while nobody acted on the submission) can "
+            "be withdrawn too: the seller gives the task up, the poster is refunded in full and the task is "
+            "`cancelled` (docs/decisions.md#cancelling-a-paid-task)."
+        ),
         tags=TAGS,
         request=None,
-        responses={200: BidSerializer, 409: error_response("The bid is not pending (`invalid_state`).")},
+        responses={
+            200: BidSerializer,
+            409: error_response("The bid is neither pending nor the selected bid of a paid task (`invalid_state`)."),
+        },
     )
     @idempotent
     def post(self, request, task_id, bid_id):

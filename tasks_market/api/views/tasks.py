@@ -206,13 +206,15 @@ class TaskCancelView(ApiView):
         summary="Cancel a task",
         description=(
             "The poster cancels an `open` task or one `awaiting_payment` (its payment is cancelled at the "
-            "provider); live bids become `rejected`."
+            "provider); live bids become `rejected`. A paid task still `delivering` can be cancelled once its "
+            "delivery is overdue (the task's deadline, or the bid's `eta_hours` after payment if later): the "
+            "payment is refunded in full (docs/decisions.md#cancelling-a-paid-task)."
         ),
         tags=TAGS,
         request=None,
         responses={
             200: TaskSerializer,
-            409: error_response("The task is past payment (`invalid_state`)."),
+            409: error_response("The task is past payment, or paid and not overdue yet (`invalid_state`)."),
             **PROVIDER_ERRORS,
         },
     )
