@@ -36,34 +36,25 @@ def _book_funds(event: ProviderEvent, intent: str, dispute_id: str) -> None:
         dispute_funds_apply(payment_ref=intent, dispute_id=dispute_id, balance_transactions=txns)
 
 
-@payment_event_handler("charge.dispute.created", "charge.dispute.updated")
-def on_dispute_changed(event: ProviderEvent) -> None:
-    """Opened, or changed: an inquiry escalated to a chargeback stays open (the earning stays frozen or
-    debited); an update to a closed status closes it as `charge.dispute.closed` would."""
+@payment_event_handler(
+    "charge.dispute.created",
+    "charge.dispute.updated",
+    "charge.dispute.closed",
+    "charge.dispute.funds_withdrawn",
+    "charge.dispute.funds_reinstated",
+)
+def on_dispute(event: ProviderEvent) -> None:
+    """Every dispute event carries the whole dispute, and the intake applies only the newest event of a
+    dispute (one overtaken by a later event is skipped): so each applies all it says, whatever its type.
+    Its balance transactions are booked; an open status opens the chargeback (an inquiry escalated to a
+    chargeback stays open: the earning stays frozen or debited); a closed status closes it."""
     intent, dispute_id, status = _dispute(event)
     if not (intent and dispute_id):
         return
     _book_funds(event, intent, dispute_id)
     if status in CLOSED:
         chargeback_close(payment_ref=intent, dispute_id=dispute_id, status=status)
-    else:
-        chargeback_open(payment_ref=intent, dispute_id=dispute_id, status=status)
-
-
-@payment_event_handler("charge.dispute.closed")
-def on_dispute_closed(event: ProviderEvent) -> None:
-    intent, dispute_id, status = _dispute(event)
-    if not (intent and dispute_id):
-        return
-    _book_funds(event, intent, dispute_id)
-    if status not in CLOSED:
+    elif event.type == "charge.dispute.closed":
         logger.warning("charge.dispute.closed %s with status %r: left open", dispute_id, status)
-        return
-    chargeback_close(payment_ref=intent, dispute_id=dispute_id, status=status)
-
-
-@payment_event_handler("charge.dispute.funds_withdrawn", "charge.dispute.funds_reinstated")
-def on_dispute_funds(event: ProviderEvent) -> None:
-    intent, dispute_id, _ = _dispute(event)
-    if intent and dispute_id:
-        _book_funds(event, intent, dispute_id)
+    elif status or event.type == "charge.dispute.created":
+        chargeback_open(payment_ref=intent, dispute_id=dispute_id, status=status)

@@ -148,11 +148,14 @@ def _account_differences(
     movements = provider.balance_transactions(account_id=account.provider_id, created_after=start)
     for chunk in _chunks(movements):
         known = _known_refs({ref for txn in chunk for ref in (txn.source, txn.payment_id) if ref})
+        refunded = _refunds_named_by_payment({txn.payment_id for txn in chunk if txn.type == "refund"} & known)
         for txn in chunk:
             count += 1
             if txn.source in known:
                 seen.add(txn.source)
                 fees[txn.currency] += txn.fee
+            elif txn.type == "refund" and txn.payment_id in refunded:
+                fees[txn.currency] += txn.fee  # booked from an event that named the payment, not the refund
             elif not account.provider_id and _outside_books(txn, known):
                 outside[txn.currency] += txn.net
             elif _reportable(txn, account, since=since, cutoff=cutoff):
@@ -176,6 +179,15 @@ def _known_refs(refs: set[str]) -> set[str]:
     if not refs:
         return set()
     return set(LedgerEntry.objects.filter(provider_ref__in=refs).values_list("provider_ref", flat=True))
+
+
+def _refunds_named_by_payment(payment_ids: set[str]) -> set[str]:
+    """The payments some refund entry names instead of the refund itself (a `charge.refunded` whose charge did
+    not list its refunds): their refunds are matched by the payment, their amounts by the balances."""
+    if not payment_ids:
+        return set()
+    entries = LedgerEntry.objects.filter(kind="refunded", provider_ref__in=payment_ids)
+    return set(entries.values_list("provider_ref", flat=True))
 
 
 def _outside_books(txn: BalanceTransaction, known: set[str]) -> bool:

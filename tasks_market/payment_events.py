@@ -101,13 +101,16 @@ def on_charge_refunded(event: ProviderEvent) -> None:
         return
     if not isinstance(refunded, int) or isinstance(refunded, bool) or refunded < 0:
         raise EventRejected(f"amount_refunded {refunded!r} is not a count of minor units.")
-    refund_ids = [r.get("id") for r in (obj.get("refunds") or {}).get("data") or [] if isinstance(r, dict)]
+    # Stripe's charge lists its refunds only on older API versions; without them the entry names the payment,
+    # and the reconciliation matches the provider's refund by it (docs/payouts.md#reconciliation).
+    refunds = obj.get("refunds") if isinstance(obj.get("refunds"), dict) else {}
+    refund_ids = [r.get("id") for r in refunds.get("data") or [] if isinstance(r, dict)]
     try:
         payment_apply_refunded(
             provider_payment_id=intent,
             amount_refunded_minor=refunded,
             currency=currency,
-            provider_ref=next((r for r in reversed(refund_ids) if isinstance(r, str)), "") or str(obj.get("id") or ""),
+            provider_ref=next((r for r in reversed(refund_ids) if isinstance(r, str)), "") or intent,
         )
     except RefundMismatch as exc:
         raise EventRejected(str(exc)) from exc

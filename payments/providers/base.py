@@ -87,6 +87,7 @@ class Transfer:
     currency: str
     amount_reversed: Decimal = Decimal("0")
     metadata: dict[str, str] = field(default_factory=dict)
+    reversal_id: str = ""  # answering `reverse_transfer`: the reversal just made ("trr_..."), the ledger's provider_ref
 
 
 @dataclass(frozen=True)

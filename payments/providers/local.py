@@ -26,6 +26,7 @@ creates with it race; reusing a key with different parameters is refused, as Str
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import time
@@ -675,7 +676,7 @@ class LocalPaymentProvider:
                     currency=transfer.currency,
                     source=reversal.id,
                 )
-        return _transfer(transfer)
+        return dataclasses.replace(_transfer(transfer), reversal_id=reversal.id)
 
     @transaction.atomic
     def create_payout(

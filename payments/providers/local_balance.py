@@ -18,7 +18,7 @@ from django.db.models import Q, Sum
 
 from core.errors import ProviderError
 from payments.events import provider_id
-from payments.models import LocalBalanceTransaction, LocalPayment
+from payments.models import LocalBalanceTransaction, LocalConnectObject, LocalPayment
 from payments.money import from_minor
 from payments.providers.base import BalanceTransaction
 
@@ -81,14 +81,21 @@ def transactions(account: str, created_after: datetime | None = None) -> Iterato
         if after is not None:
             page = rows.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], id__gt=after[1]))
         chunk = list(page[:PAGE])
+        # A refund names its payment, as Stripe's refund does (the reconciliation matches a refund booked
+        # from an event that named only the payment by it).
+        refunds = dict(
+            LocalConnectObject.objects.filter(
+                kind=LocalConnectObject.Kind.REFUND, id__in=[row.source for row in chunk if row.type == "refund"]
+            ).values_list("id", "target_id")
+        )
         for row in chunk:
-            yield to_balance_transaction(row)
+            yield to_balance_transaction(row, payment_id=refunds.get(row.source, ""))
         if len(chunk) < PAGE:
             return
         after = (chunk[-1].created_at, chunk[-1].id)
 
 
-def to_balance_transaction(row: LocalBalanceTransaction) -> BalanceTransaction:
+def to_balance_transaction(row: LocalBalanceTransaction, *, payment_id: str = "") -> BalanceTransaction:
     return BalanceTransaction(
         id=row.id,
         type=row.type,
@@ -99,6 +106,7 @@ def to_balance_transaction(row: LocalBalanceTransaction) -> BalanceTransaction:
         source=row.source,
         created=row.created_at.astimezone(UTC),
         group=row.group,
+        payment_id=payment_id,
     )
 
 

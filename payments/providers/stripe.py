@@ -97,6 +97,7 @@ was an error.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Iterator
@@ -693,7 +694,7 @@ class StripePaymentProvider:
         reversed_transfer = reversal.get("transfer")
         if not isinstance(reversed_transfer, dict):
             raise ProviderError("Stripe returned a transfer reversal we cannot read.")
-        return to_transfer(reversed_transfer)
+        return dataclasses.replace(to_transfer(reversed_transfer), reversal_id=str(reversal.get("id") or ""))
 
     def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
         intent_id = self._intent_id(payment_id)

@@ -50,3 +50,22 @@ def refund_ref(*, payment_id: str, idempotency_key: str = "") -> str:
         logger.warning("the refund of %s was made but could not be looked up", payment_id, exc_info=True)
         return ""
     return found.id if found is not None else ""
+
+
+def refund_once(*, payment_id: str, amount: Decimal | None = None, idempotency_key: str = "") -> str:
+    """Refund `payment_id` (in full when `amount` is None) and answer the refund's id (for `provider_ref`).
+
+    A provider forgets an idempotency key after about a day (docs/payouts.md#retries-after-a-day), and a
+    refund is retried when staff finish applying a resolution or click again, maybe days later: the refund
+    made under the key is looked up first, and only made when there is none. A provider call: with no
+    transaction open."""
+    provider = get_payment_provider()
+    key = idempotency_key or f"refund:{payment_id}"
+    found = provider.find_refund(payment_id=payment_id, idempotency_key=key)
+    if found is not None:
+        return found.id
+    if amount is None:
+        provider.refund_payment(payment_id)
+    else:
+        provider.refund_payment_partially(payment_id=payment_id, amount=amount, idempotency_key=key)
+    return refund_ref(payment_id=payment_id, idempotency_key=key)

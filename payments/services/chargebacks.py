@@ -129,7 +129,13 @@ def chargeback_close(*, payment_ref: str, dispute_id: str, won: bool | None = No
     elif (chargeback.status == Chargeback.Status.LOST) != lost:
         logger.warning("chargeback %s closed %s already; %r ignored", dispute_id, chargeback.status, status or won)
     earning = Earning.objects.select_for_update().filter(payment_ref=payment_ref).first()
-    if earning is None or earning.chargeback_state not in (ChargebackState.FROZEN, ChargebackState.DEBITED):
+    if earning is None:
+        return None
+    if chargeback.status == Chargeback.Status.LOST and not earning.chargeback_state:
+        # Lost, and its opening never applied (an event overtaken by a later one of the same dispute is not
+        # applied by the intake): the loss is charged now, as the release charges an earlier lost one.
+        earning = chargeback_apply(earning, dispute_id)
+    if earning.chargeback_state not in (ChargebackState.FROZEN, ChargebackState.DEBITED):
         return earning
     return chargeback_settle(earning, dispute_id, won=chargeback.status == Chargeback.Status.WON)
 

@@ -504,7 +504,7 @@ def reversal_send(*, reversal_id) -> TransferReversal:
     if reversal.status != TransferReversal.Status.PENDING:
         return reversal
     try:
-        get_payment_provider().reverse_transfer(
+        made = get_payment_provider().reverse_transfer(
             transfer_id=reversal.transfer_id, amount=reversal.amount, idempotency_key=reversal.key
         )
     except ProviderError as exc:
@@ -519,18 +519,20 @@ def reversal_send(*, reversal_id) -> TransferReversal:
         if reversal.status == TransferReversal.Status.PENDING:
             reversal.status = TransferReversal.Status.DONE
             reversal.save(update_fields=["status", "updated_at"])
-            _reversal_post(reversal, kind="recovered")
+            _reversal_post(reversal, kind="recovered", provider_ref=made.reversal_id)
     return reversal
 
 
-def _reversal_post(reversal: TransferReversal, *, kind: str) -> None:
+def _reversal_post(reversal: TransferReversal, *, kind: str, provider_ref: str = "") -> None:
+    """The money back in the platform's balance, naming the reversal (or, when the provider's answer did not
+    name it, the transfer reversed)."""
     ledger.ledger_post(
         kind=kind,
         source=f"reversal:{reversal.pk}",
         key=reversal.key,
         currency=reversal.currency,
         lines=[(ledger.CASH, reversal.amount), (ledger.connected(reversal.owner_id), -reversal.amount)],
-        provider_ref=reversal.transfer_id,
+        provider_ref=provider_ref or reversal.transfer_id,
         memo=f"{reversal.get_origin_display()} of {reversal.transfer_id}",
     )
 

@@ -35,7 +35,7 @@ def earning_transfer_reverse(*, earning: Earning) -> None:
     amount = min(earning.amount, ledger.money_balance(ledger.connected(earning.owner_id), earning.currency))
     if amount <= 0:
         return
-    get_payment_provider().reverse_transfer(transfer_id=earning.transfer_id, amount=amount, idempotency_key=key)
+    made = get_payment_provider().reverse_transfer(transfer_id=earning.transfer_id, amount=amount, idempotency_key=key)
     with transaction.atomic():
         ledger.ledger_post(
             kind="transfer_reversed",
@@ -43,7 +43,7 @@ def earning_transfer_reverse(*, earning: Earning) -> None:
             key=key,
             currency=earning.currency,
             lines=[(ledger.CASH, amount), (ledger.connected(earning.owner_id), -amount)],
-            provider_ref=earning.transfer_id,
+            provider_ref=made.reversal_id or earning.transfer_id,
         )
 
 

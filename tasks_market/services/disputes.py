@@ -34,7 +34,7 @@ from payments.fees import FeeTerms, fee_split
 from payments.models import Earning
 from payments.money import places_problem
 from payments.providers import get_payment_provider
-from payments.services.captures import ledger_refunded, refund_ref
+from payments.services.captures import ledger_refunded, refund_once
 from payments.services.refunds import earning_reverse, earning_transfer_reverse
 from tasks_market.models import (
     Delivery,
@@ -159,16 +159,18 @@ def _at_provider(resolution: DisputeResolution, payment: Payment) -> str:
     held = payment.captured_at is None
     if resolution.outcome == DisputeOutcome.REFUND_FULL:
         # A held payment's full refund gives the authorisation back; a captured one is refunded.
-        provider.refund_payment(payment.provider_payment_id)
-        return "" if held else refund_ref(payment_id=payment.provider_payment_id)
+        if held:  # no money was taken: the authorisation is given back, no refund is made
+            provider.refund_payment(payment.provider_payment_id)
+            return ""
+        return refund_once(payment_id=payment.provider_payment_id)
     if held:
         provider.release_payment(payment.provider_payment_id)  # capture what is released
     if resolution.refund_amount > 0:
-        key = f"dispute:{resolution.pk}:refund"
-        provider.refund_payment_partially(
-            payment_id=payment.provider_payment_id, amount=resolution.refund_amount, idempotency_key=key
+        return refund_once(
+            payment_id=payment.provider_payment_id,
+            amount=resolution.refund_amount,
+            idempotency_key=f"dispute:{resolution.pk}:refund",
         )
-        return refund_ref(payment_id=payment.provider_payment_id, idempotency_key=key)
     return ""
 
 
@@ -266,11 +268,9 @@ def payment_refund_released(*, task_id: UUID) -> Payment:
     if earning is not None and not earning.reversed_amount:
         earning_transfer_reverse(earning=earning)
     remaining = payment.amount - payment.refunded_amount
-    key = f"refund-after-release:{payment.pk}"
-    get_payment_provider().refund_payment_partially(
-        payment_id=payment.provider_payment_id, amount=remaining, idempotency_key=key
+    ref = refund_once(
+        payment_id=payment.provider_payment_id, amount=remaining, idempotency_key=f"refund-after-release:{payment.pk}"
     )
-    ref = refund_ref(payment_id=payment.provider_payment_id, idempotency_key=key)
     with transaction.atomic():
         Task.objects.select_for_update().filter(pk=task_id).first()  # the lock order: the task first
         payment = Payment.objects.select_for_update().get(pk=payment.pk)

@@ -26,7 +26,7 @@ from core.enqueue import enqueue_after_commit
 from core.errors import ProviderError, ProviderUnavailable
 from payments.money import event_money_mismatch
 from payments.providers import get_payment_provider
-from payments.services.captures import ledger_captured, ledger_refunded, refund_ref
+from payments.services.captures import ledger_captured, ledger_refunded, refund_once
 from tasks_market.models import (
     Bid,
     BidStatus,
@@ -236,8 +236,7 @@ def payment_refund_due(*, payment_id: UUID | str) -> Payment | None:
     if payment is None:
         return None
     try:
-        get_payment_provider().refund_payment(payment.provider_payment_id)
-        ref = refund_ref(payment_id=payment.provider_payment_id)
+        ref = refund_once(payment_id=payment.provider_payment_id)
     except ProviderError:  # refused: asking again cannot change that; staff decide
         logger.exception("refund of payment %s refused; needs attention", payment.provider_payment_id)
         Payment.objects.filter(pk=payment.pk).update(refund_due_at=None, updated_at=timezone.now())

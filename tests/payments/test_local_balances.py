@@ -16,6 +16,7 @@ from core.errors import ProviderError
 from payments import signing
 from payments.models import LocalBalanceTransaction, LocalConnectObject
 from payments.providers.local import LocalPaymentProvider
+from payments.services.captures import refund_once
 
 pytestmark = pytest.mark.django_db
 
@@ -343,3 +344,19 @@ def test_payments_simulate_opens_a_dispute_and_fails_a_payout_from_the_command_l
     for kind in ("charge.dispute.created", "charge.dispute.funds_withdrawn", "charge.refunded", "payout.failed"):
         assert f"({kind})" in out
     assert provider.balance(account_id=account_id) == {"usd": Decimal("135.00")}
+
+
+def test_a_refund_retried_after_the_provider_forgot_its_key_is_found_not_made_again():
+    """A resolution finished a day later: the key no longer deduplicates at the provider (docs/payouts.md#
+    retries-after-a-day), so refund_once looks the refund up by its metadata first."""
+    payment_id = paid()
+    first = refund_once(payment_id=payment_id, amount=Decimal("50.00"), idempotency_key="dispute:r1:refund")
+    LocalConnectObject.objects.filter(kind="refund").update(idempotency_key=None)  # a day later
+
+    again = refund_once(payment_id=payment_id, amount=Decimal("50.00"), idempotency_key="dispute:r1:refund")
+    whole = refund_once(payment_id=payment_id)
+    LocalConnectObject.objects.filter(kind="refund").update(idempotency_key=None)
+
+    assert again == first and first.startswith("re_")
+    assert refund_once(payment_id=payment_id) == whole != first
+    assert moves() == [("charge", 15000, 0, 15000), ("refund", -5000, 0, -5000), ("refund", -10000, 0, -10000)]
