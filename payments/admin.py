@@ -12,15 +12,10 @@ from django.utils.html import format_html
 from payments.models import Chargeback, Earning, LedgerEntry, LedgerLine, Payout, PayoutAccount
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Money rows are never deleted, whatever permission staff hold: no delete page, no "delete selected"
-    (docs/decisions.md#money-rows-are-never-deleted); the database refuses it too."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+class NeverDeleted:
+    """A ModelAdmin mixin: money rows (and the rows they hang off) are never deleted, whatever permission
+    staff hold: no delete page, no "delete selected" (docs/decisions.md#money-rows-are-never-deleted); the
+    database refuses it too."""
 
     def has_delete_permission(self, request, obj=None):
         return False
@@ -29,6 +24,16 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
+
+
+class ReadOnlyAdmin(NeverDeleted, admin.ModelAdmin):
+    """Read-only: money moves through the services, never by editing a row."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 def _ledger_link(label: str, **query) -> str:

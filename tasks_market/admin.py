@@ -15,6 +15,7 @@ from django.urls import path, reverse
 
 from core.admin import BoundedCountPaginator, fixed_values_filter
 from core.errors import DomainError, Forbidden
+from payments.admin import NeverDeleted
 from tasks_market.models import (
     Agent,
     BenchmarkRun,
@@ -46,17 +47,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class NeverDeletedAdmin(ReadOnlyAdmin):
-    """Money rows and the rows they hang off (tasks, bids, deliveries) are never deleted, whatever
-    permission staff hold: no delete page, no "delete selected" (docs/decisions.md#money-rows-are-never-deleted)."""
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)
-        return actions
+class NeverDeletedAdmin(NeverDeleted, ReadOnlyAdmin):
+    """Money rows and the rows they hang off (tasks, bids, deliveries) are never deleted
+    (docs/decisions.md#money-rows-are-never-deleted)."""
 
 
 def _needs(permission: str):

@@ -184,19 +184,12 @@ def _record(resolution_pk: UUID, refund_id: str = "") -> None:
     payment = Payment.objects.select_for_update().get(task=task, bid_id=task.selected_bid_id)
     delivery = Delivery.objects.select_related("agent").get(task=task)
     now = timezone.now()
-    source = f"task:{task.id}"
     # Only what is not booked yet: the provider's `charge.refunded` may have booked it first
     # (tasks_market.services.provider_refunds).
     if resolution.outcome == DisputeOutcome.REFUND_FULL:
         missing = payment.amount - payment.refunded_amount
         if payment.captured_at is not None and missing > 0:
-            ledger_refunded(
-                source=source,
-                currency=payment.currency,
-                amount=missing,
-                key=f"dispute:{resolution.pk}",
-                provider_ref=refund_id,
-            )
+            _book_refund(payment, missing, key=f"dispute:{resolution.pk}", provider_ref=refund_id)
         payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
         payment.refund_due_at = None
         payment.save(update_fields=["status", "refunded_amount", "refund_due_at", "updated_at"])
@@ -207,13 +200,7 @@ def _record(resolution_pk: UUID, refund_id: str = "") -> None:
             payment_record_capture(payment, task, now)
             missing = resolution.refund_amount - payment.refunded_amount
             if missing > 0:
-                ledger_refunded(
-                    source=source,
-                    currency=payment.currency,
-                    amount=missing,
-                    key=f"dispute:{resolution.pk}",
-                    provider_ref=refund_id,
-                )
+                _book_refund(payment, missing, key=f"dispute:{resolution.pk}", provider_ref=refund_id)
                 payment.refunded_amount = resolution.refund_amount
                 payment.save(update_fields=["refunded_amount", "updated_at"])
         payment_release(payment, task, delivery, now)
@@ -249,6 +236,13 @@ def payment_refund(*, payment_id: UUID, staff_user=None, note: str = ADMIN_REFUN
     return resolved.payment
 
 
+def _book_refund(payment: Payment, amount: Decimal, *, key: str, provider_ref: str) -> None:
+    """The refunded part of the task's captured money leaves the ledger (claims and the platform's balance)."""
+    ledger_refunded(
+        source=f"task:{payment.task_id}", currency=payment.currency, amount=amount, key=key, provider_ref=provider_ref
+    )
+
+
 def payment_refund_released(*, task_id: UUID) -> Payment:
     """Staff: refund the poster in full after the task was released (docs/payouts.md#refunds-after-release).
 
@@ -279,13 +273,7 @@ def payment_refund_released(*, task_id: UUID) -> Payment:
         earning_reverse(source=source)
         remaining = payment.amount - payment.refunded_amount  # `charge.refunded` may have booked some first
         if remaining > 0:
-            ledger_refunded(
-                source=source,
-                currency=payment.currency,
-                amount=remaining,
-                key=f"after-release:{payment.pk}",
-                provider_ref=ref,
-            )
+            _book_refund(payment, remaining, key=f"after-release:{payment.pk}", provider_ref=ref)
         payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
         payment.save(update_fields=["status", "refunded_amount", "updated_at"])
         logger.warning("payment %s of task %s refunded after release", payment.provider_payment_id, task_id)

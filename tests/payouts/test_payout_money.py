@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from payments import ledger, signing
-from payments.events import provider_id, signing_secret
+from payments.events import build_event
 from payments.ledger_check import ledger_problems
 from payments.models import (
     Earning,
@@ -41,24 +41,10 @@ pytestmark = pytest.mark.django_db
 
 def post_event(api, event_type: str, obj: dict, *, account: str = "") -> str:
     """A provider event (Stripe's shape; `account` for a connected account's) through the signed endpoint."""
-    now = int(time.time())
-    event = {
-        "id": provider_id("evt"),
-        "object": "event",
-        "type": event_type,
-        "created": now,
-        "livemode": False,
-        "data": {"object": obj},
-    }
-    if account:
-        event["account"] = account
-    body = json.dumps(event).encode()
-    response = api.post(
-        "/api/v1/webhooks/payments",
-        data=body,
-        content_type="application/json",
-        HTTP_PAYMENTS_SIGNATURE=signing.signature_header(body, [signing_secret()], now),
-    )
+    event = build_event(event_type, obj, account=account)
+    response = api.post("/api/v1/webhooks/payments", data=event.body, content_type="application/json", **{
+        "HTTP_PAYMENTS_SIGNATURE": event.headers[signing.HEADER]
+    })  # fmt: skip
     assert response.status_code == 200, response.content
     return response.json()["status"]
 

@@ -17,7 +17,7 @@ account is owed to its seller (a debt is recovered from it).
 Each example starts from the same deals in review: it runs in a savepoint of the test's transaction,
 rolled back in `teardown`, so an example costs only its steps.
 
-`make test` runs the same 50 examples every time (derandomized: a red CI is a change's, never the dice's).
+`make test` runs the same 30 examples every time (derandomized: a red CI is a change's, never the dice's).
 A deeper search on demand, new examples each run:
 
     MONEY_SEQUENCES_EXAMPLES=500 MONEY_SEQUENCES_RANDOM=1 .venv/bin/python scripts/testenv.py -- \
@@ -41,7 +41,7 @@ from tests.payouts.money_driver import RESOLUTIONS, Base, Event, MoneyDriver, ma
 pytestmark = pytest.mark.django_db
 
 SEQUENCES = settings(
-    max_examples=int(os.environ.get("MONEY_SEQUENCES_EXAMPLES", "50")),
+    max_examples=int(os.environ.get("MONEY_SEQUENCES_EXAMPLES", "30")),
     derandomize=os.environ.get("MONEY_SEQUENCES_RANDOM") != "1",
     stateful_step_count=12,
     deadline=None,
