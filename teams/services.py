@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
-from payments.providers import Subscription, get_payment_provider
+from payments.providers import ProviderSubscription, get_payment_provider
 from payments.sessions import link_checkout_session
 from teams.models import Team, TeamStatus
 from webhooks_app.services import event_publish
@@ -118,7 +118,7 @@ def team_hire(
     The provider's checkout page (`checkout_url`) links back to `success_url` / `cancel_url` when given.
     """
     team = Team(owner=owner, team_type=team_type, display_name=display_name, tier=tier, **fields)
-    subscription: Subscription = get_payment_provider().create_subscription(
+    subscription: ProviderSubscription = get_payment_provider().create_subscription(
         customer_email=owner.mailing_address,  # the domain as IDNA 2008 A-labels (accounts.addresses)
         plan=tier,
         metadata={"team_id": str(team.id), "user_id": str(owner.id)},

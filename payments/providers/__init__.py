@@ -9,7 +9,13 @@ from __future__ import annotations
 from django.conf import settings
 
 from core.errors import ProviderUnavailable
-from payments.providers.base import Payment, PaymentProvider, PaymentStatus, Subscription, SubscriptionStatus
+from payments.providers.base import (
+    PaymentProvider,
+    PaymentStatus,
+    ProviderPayment,
+    ProviderSubscription,
+    SubscriptionStatus,
+)
 from payments.providers.local import LocalPaymentProvider
 from payments.providers.stripe import StripePaymentProvider
 
@@ -18,10 +24,10 @@ PROVIDERS = (LocalPaymentProvider.name, StripePaymentProvider.name)
 
 __all__ = [
     "PROVIDERS",
-    "Payment",
     "PaymentProvider",
     "PaymentStatus",
-    "Subscription",
+    "ProviderPayment",
+    "ProviderSubscription",
     "SubscriptionStatus",
     "get_payment_provider",
 ]

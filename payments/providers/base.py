@@ -6,6 +6,9 @@ the same key answers with the same provider object, however often the create is 
 a crash before the result was recorded, a concurrent duplicate), and never makes a second one.
 Failures are `core.errors.ProviderError` (the provider answered and refused or failed the call)
 or `core.errors.ProviderUnavailable` (not configured, unreachable, timed out).
+
+What a provider answers is named apart from our models (`ProviderPayment`, `ProviderPayout`,
+`ProviderAccount`, `ProviderSubscription`): a `Payment` or a `Payout` is always our record of it.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class SubscriptionStatus:
 
 
 @dataclass(frozen=True)
-class Payment:
+class ProviderPayment:
     """A provider payment intent."""
 
     id: str  # the provider's id, e.g. "pi_..."
@@ -67,7 +70,7 @@ class PayoutAccountStatus:
 
 
 @dataclass(frozen=True)
-class PayoutAccount:
+class ProviderAccount:
     """A seller's account at the provider (Stripe: a Connect Express account, "acct_...")."""
 
     id: str
@@ -91,7 +94,7 @@ class Transfer:
 
 
 @dataclass(frozen=True)
-class Payout:
+class ProviderPayout:
     """Money sent from a payout account to the owner's bank ("po_...")."""
 
     id: str
@@ -138,7 +141,7 @@ class BalanceTransaction:
 
 
 @dataclass(frozen=True)
-class Subscription:
+class ProviderSubscription:
     id: str  # "sub_..."
     status: str  # SubscriptionStatus
     cancel_at_period_end: bool
@@ -161,7 +164,7 @@ class PaymentProvider(Protocol):
         payee: str = "",
         success_url: str = "",
         cancel_url: str = "",
-    ) -> Payment:
+    ) -> ProviderPayment:
         """A payment intent with a hosted checkout page (`checkout_url`) showing `description` and `payee`.
 
         `idempotency_key` is derived from the domain operation: a retry with the same key creates nothing new.
@@ -169,15 +172,15 @@ class PaymentProvider(Protocol):
         """
         ...
 
-    def get_payment(self, payment_id: str) -> Payment: ...
+    def get_payment(self, payment_id: str) -> ProviderPayment: ...
 
-    def cancel_payment(self, payment_id: str) -> Payment: ...
+    def cancel_payment(self, payment_id: str) -> ProviderPayment: ...
 
-    def release_payment(self, payment_id: str) -> Payment:
+    def release_payment(self, payment_id: str) -> ProviderPayment:
         """Capture the secured money / pay it out (a task's delivery was approved)."""
         ...
 
-    def refund_payment(self, payment_id: str) -> Payment:
+    def refund_payment(self, payment_id: str) -> ProviderPayment:
         """Refund what is left of a payment, under the key `refund:<payment id>` (its `metadata[operation]`)."""
         ...
 
@@ -187,11 +190,11 @@ class PaymentProvider(Protocol):
 
     def create_payout_account(
         self, *, email: str, country: str, metadata: dict[str, str], idempotency_key: str
-    ) -> PayoutAccount:
+    ) -> ProviderAccount:
         """An account the seller onboards (Stripe: `POST /v1/accounts`, type express)."""
         ...
 
-    def get_payout_account(self, account_id: str) -> PayoutAccount: ...
+    def get_payout_account(self, account_id: str) -> ProviderAccount: ...
 
     def create_onboarding_link(self, *, account_id: str, return_url: str, refresh_url: str) -> str:
         """A URL of a hosted page where the seller completes onboarding (Stripe: an Account Link)."""
@@ -217,14 +220,14 @@ class PaymentProvider(Protocol):
         """Take back (part of) a transfer, e.g. for a refund after release (Stripe: transfer reversal)."""
         ...
 
-    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
+    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> ProviderPayment:
         """Refund part of a captured payment (a dispute split); the full amount refunds it all. The refund
         carries `metadata[operation]` = `idempotency_key`, so `find_refund` finds it after the key expired."""
         ...
 
     def create_payout(
         self, *, account_id: str, amount: Decimal, currency: str, metadata: dict[str, str], idempotency_key: str
-    ) -> Payout:
+    ) -> ProviderPayout:
         """Pay an account's available money to its bank. The local provider records it as paid; Stripe
         pays connected accounts out on their own schedule, so its adapter answers with the payout that
         the `payout.paid` / `payout.failed` events later settle."""
@@ -238,7 +241,7 @@ class PaymentProvider(Protocol):
         (Stripe: `GET /v1/transfers?transfer_group=...`)."""
         ...
 
-    def find_payout(self, *, account_id: str, payout_id: str) -> Payout | None:
+    def find_payout(self, *, account_id: str, payout_id: str) -> ProviderPayout | None:
         """The payout of `account_id` whose `metadata[payout_id]` is `payout_id` (our payout's id), or None
         (Stripe: `GET /v1/payouts` as the connected account, every page)."""
         ...
@@ -271,13 +274,13 @@ class PaymentProvider(Protocol):
         idempotency_key: str,
         success_url: str = "",
         cancel_url: str = "",
-    ) -> Subscription: ...
+    ) -> ProviderSubscription: ...
 
-    def get_subscription(self, subscription_id: str) -> Subscription: ...
+    def get_subscription(self, subscription_id: str) -> ProviderSubscription: ...
 
     def set_cancel_at_period_end(
         self, subscription_id: str, cancel: bool, *, idempotency_key: str | None = None
-    ) -> Subscription:
+    ) -> ProviderSubscription:
         """Cancel at the end of the period, or take that back. `idempotency_key` (e.g. `team-cancel:<team id>`)
         makes a retried call the same request to the provider."""
         ...

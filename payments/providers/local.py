@@ -54,16 +54,16 @@ from payments.models import (
 from payments.money import from_minor, normalise_currency, to_minor
 from payments.providers.base import (
     BalanceTransaction,
-    Payment,
     PaymentStatus,
-    PayoutAccount,
     PayoutAccountStatus,
+    ProviderAccount,
+    ProviderPayment,
+    ProviderPayout,
+    ProviderSubscription,
     Refund,
-    Subscription,
     SubscriptionStatus,
     Transfer,
 )
-from payments.providers.base import Payout as ProviderPayout
 
 PERIOD = timedelta(days=30)
 # As long as Stripe keeps a Checkout Session open.
@@ -111,9 +111,9 @@ def _open_checkout(
     )
 
 
-def _payment(row: LocalPayment) -> Payment:
+def _payment(row: LocalPayment) -> ProviderPayment:
     session_id = LocalCheckoutSession.objects.filter(payment=row).values_list("id", flat=True).first()
-    return Payment(
+    return ProviderPayment(
         id=row.id,
         amount=from_minor(row.amount_minor, row.currency),
         currency=row.currency,
@@ -129,8 +129,8 @@ def onboarding_url(link_id: str) -> str:
     return settings.PUBLIC_BASE_URL.rstrip("/") + reverse("payout-onboarding", args=[link_id])
 
 
-def _account(row: LocalConnectObject) -> PayoutAccount:
-    return PayoutAccount(
+def _account(row: LocalConnectObject) -> ProviderAccount:
+    return ProviderAccount(
         id=row.id,
         status=row.status,
         payouts_enabled=row.status == PayoutAccountStatus.ACTIVE,
@@ -220,14 +220,14 @@ def connected_event(event_type: str, obj: dict[str, Any], *, account: str) -> Si
     )
 
 
-def _subscription(row: LocalSubscription) -> Subscription:
+def _subscription(row: LocalSubscription) -> ProviderSubscription:
     session_id = (
         LocalCheckoutSession.objects.filter(subscription=row)
         .order_by("-created_at")
         .values_list("id", flat=True)
         .first()
     )
-    return Subscription(
+    return ProviderSubscription(
         id=row.id,
         status=row.status,
         cancel_at_period_end=row.cancel_at_period_end,
@@ -385,7 +385,7 @@ class LocalPaymentProvider:
         payee: str = "",
         success_url: str = "",
         cancel_url: str = "",
-    ) -> Payment:
+    ) -> ProviderPayment:
         currency = normalise_currency(currency)
         payment_id = provider_id("pi")
         row = _create_once(
@@ -405,17 +405,17 @@ class LocalPaymentProvider:
             )
         return _payment(row)
 
-    def get_payment(self, payment_id: str) -> Payment:
+    def get_payment(self, payment_id: str) -> ProviderPayment:
         return _payment(self._payment_row(payment_id))
 
-    def cancel_payment(self, payment_id: str) -> Payment:
+    def cancel_payment(self, payment_id: str) -> ProviderPayment:
         return self._move(payment_id, PaymentStatus.CANCELLED, allowed_from=(PaymentStatus.REQUIRES_PAYMENT,))
 
-    def release_payment(self, payment_id: str) -> Payment:
+    def release_payment(self, payment_id: str) -> ProviderPayment:
         return self._move(payment_id, PaymentStatus.RELEASED, allowed_from=(PaymentStatus.SUCCEEDED,))
 
     @transaction.atomic
-    def refund_payment(self, payment_id: str) -> Payment:
+    def refund_payment(self, payment_id: str) -> ProviderPayment:
         """Refund what is left (a `re_` made under `refund:<payment id>`, as Stripe's adapter keys it)."""
         row = self._payment_row(payment_id, lock=True)
         if row.status == PaymentStatus.REFUNDED:
@@ -426,7 +426,7 @@ class LocalPaymentProvider:
         return _payment(row)
 
     @transaction.atomic
-    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
+    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> ProviderPayment:
         row = self._payment_row(payment_id, lock=True)
         self._refund_once(row, to_minor(amount, row.currency), idempotency_key)
         return _payment(row)
@@ -493,7 +493,7 @@ class LocalPaymentProvider:
         return LocalBalanceTransaction.objects.filter(account="", type="charge", source=row.id).exists()
 
     @transaction.atomic
-    def simulate_cancel(self, payment_id: str) -> tuple[Payment, SignedEvent]:
+    def simulate_cancel(self, payment_id: str) -> tuple[ProviderPayment, SignedEvent]:
         """A held payment's authorisation expires: the provider cancels it (`payment_intent.canceled`).
         A payment paid here was captured, so its money leaves the platform's balance again (this plays
         a held payment from before capture on pay; docs/payouts.md#held-payments)."""
@@ -516,7 +516,7 @@ class LocalPaymentProvider:
         return _payment(row), build_event("payment_intent.canceled", obj)
 
     @transaction.atomic
-    def simulate_payment(self, payment_id: str, outcome: str) -> tuple[Payment, SignedEvent]:
+    def simulate_payment(self, payment_id: str, outcome: str) -> tuple[ProviderPayment, SignedEvent]:
         """The customer pays (or the card is declined): settle the payment and build its event. A paid
         payment is captured: its money enters the platform's balance (a `charge` balance transaction).
 
@@ -547,7 +547,7 @@ class LocalPaymentProvider:
         return row
 
     @transaction.atomic
-    def _move(self, payment_id: str, target: str, *, allowed_from: tuple[str, ...]) -> Payment:
+    def _move(self, payment_id: str, target: str, *, allowed_from: tuple[str, ...]) -> ProviderPayment:
         row = self._payment_row(payment_id, lock=True)
         if row.status == target:
             return _payment(row)  # asking twice is answered like the first time
@@ -561,7 +561,7 @@ class LocalPaymentProvider:
 
     def create_payout_account(
         self, *, email: str, country: str, metadata: dict[str, str], idempotency_key: str
-    ) -> PayoutAccount:
+    ) -> ProviderAccount:
         row = _create_once(
             LocalConnectObject,
             idempotency_key,
@@ -573,7 +573,7 @@ class LocalPaymentProvider:
         _same_parameters(row, idempotency_key, kind=LocalConnectObject.Kind.ACCOUNT)
         return _account(row)
 
-    def get_payout_account(self, account_id: str) -> PayoutAccount:
+    def get_payout_account(self, account_id: str) -> ProviderAccount:
         return _account(self._connect_row(account_id, LocalConnectObject.Kind.ACCOUNT))
 
     def create_onboarding_link(self, *, account_id: str, return_url: str, refresh_url: str) -> str:
@@ -591,7 +591,7 @@ class LocalPaymentProvider:
     @transaction.atomic
     def complete_onboarding(
         self, *, link_id: str, display_name: str, bank_account: str
-    ) -> tuple[PayoutAccount, SignedEvent]:
+    ) -> tuple[ProviderAccount, SignedEvent]:
         """The owner submitted the hosted onboarding page: the account is active; builds `account.updated`."""
         link = LocalConnectObject.objects.select_for_update().filter(id=link_id, kind="account_link").first()
         if link is None or link.status != "open" or link.expires_at <= timezone.now():
@@ -761,7 +761,7 @@ class LocalPaymentProvider:
         return _payout(row), connected_event("payout.failed", payout_event_object(row), account=row.account_id)
 
     @transaction.atomic
-    def simulate_dashboard_refund(self, payment_id: str, amount: Decimal) -> tuple[Payment, SignedEvent]:
+    def simulate_dashboard_refund(self, payment_id: str, amount: Decimal) -> tuple[ProviderPayment, SignedEvent]:
         """Staff refund (part of) a payment in the provider's dashboard, not through us: builds
         `charge.refunded` (the charge with its refunds)."""
         row = self._payment_row(payment_id, lock=True)
@@ -868,7 +868,7 @@ class LocalPaymentProvider:
         idempotency_key: str,
         success_url: str = "",
         cancel_url: str = "",
-    ) -> Subscription:
+    ) -> ProviderSubscription:
         if not plan:
             raise ProviderError("A plan is required.")
         now = timezone.now()
@@ -888,13 +888,13 @@ class LocalPaymentProvider:
             _open_checkout(subscription=row, payee=DEFAULT_PAYEE, success_url=success_url, cancel_url=cancel_url)
         return _subscription(row)
 
-    def get_subscription(self, subscription_id: str) -> Subscription:
+    def get_subscription(self, subscription_id: str) -> ProviderSubscription:
         return _subscription(self._subscription_row(subscription_id))
 
     @transaction.atomic
     def set_cancel_at_period_end(
         self, subscription_id: str, cancel: bool, *, idempotency_key: str | None = None
-    ) -> Subscription:
+    ) -> ProviderSubscription:
         # Setting the flag again is the same request, so a retry needs nothing of the key here.
         row = self._subscription_row(subscription_id, lock=True)
         if row.status == SubscriptionStatus.CANCELED:
@@ -904,7 +904,7 @@ class LocalPaymentProvider:
         return _subscription(row)
 
     @transaction.atomic
-    def simulate_subscription(self, subscription_id: str, outcome: str) -> tuple[Subscription, SignedEvent]:
+    def simulate_subscription(self, subscription_id: str, outcome: str) -> tuple[ProviderSubscription, SignedEvent]:
         """Billing happens: an invoice is paid or fails, or the subscription ends; build the event.
 
         `paid` starts a new 30-day period when the current one is over; `updated` only re-announces

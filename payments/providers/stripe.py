@@ -114,13 +114,13 @@ from core.outbound import DeadlineTransport
 from payments.money import from_minor, normalise_currency, to_minor
 from payments.providers.base import (
     BalanceTransaction,
-    Payment,
     PaymentStatus,
-    Payout,
-    PayoutAccount,
     PayoutAccountStatus,
+    ProviderAccount,
+    ProviderPayment,
+    ProviderPayout,
+    ProviderSubscription,
     Refund,
-    Subscription,
     SubscriptionStatus,
     Transfer,
 )
@@ -184,10 +184,10 @@ def _session_status(session: dict[str, Any]) -> str:
     return PaymentStatus.REQUIRES_PAYMENT
 
 
-def session_to_payment(session: dict[str, Any]) -> Payment:
+def session_to_payment(session: dict[str, Any]) -> ProviderPayment:
     try:
         currency = session["currency"]
-        return Payment(
+        return ProviderPayment(
             id=session["id"],
             amount=from_minor(session["amount_total"], currency),
             currency=currency,
@@ -200,9 +200,9 @@ def session_to_payment(session: dict[str, Any]) -> Payment:
         raise ProviderError("Stripe returned a checkout session we cannot read.") from exc
 
 
-def session_to_subscription(session: dict[str, Any]) -> Subscription:
+def session_to_subscription(session: dict[str, Any]) -> ProviderSubscription:
     try:
-        return Subscription(
+        return ProviderSubscription(
             id=session["id"],
             status=SubscriptionStatus.INCOMPLETE,
             cancel_at_period_end=False,
@@ -242,10 +242,10 @@ def payment_status(intent: dict[str, Any]) -> str:
     raise ProviderError(f"Stripe returned an unknown payment status {status!r}.")
 
 
-def to_payment(intent: dict[str, Any]) -> Payment:
+def to_payment(intent: dict[str, Any]) -> ProviderPayment:
     try:
         currency = intent["currency"]
-        return Payment(
+        return ProviderPayment(
             id=intent["id"],
             amount=from_minor(intent["amount"], currency),
             currency=currency,
@@ -274,11 +274,11 @@ def payout_account_status(account: dict[str, Any]) -> str:
     return PayoutAccountStatus.ONBOARDING
 
 
-def to_payout_account(account: dict[str, Any]) -> PayoutAccount:
+def to_payout_account(account: dict[str, Any]) -> ProviderAccount:
     try:
         profile = account.get("business_profile") or {}
         name = profile.get("name") or ((account.get("settings") or {}).get("dashboard") or {}).get("display_name")
-        return PayoutAccount(
+        return ProviderAccount(
             id=account["id"],
             status=payout_account_status(account),
             payouts_enabled=bool(account.get("payouts_enabled")),
@@ -310,13 +310,13 @@ def to_transfer(transfer: dict[str, Any]) -> Transfer:
 _PAYOUT_STATUS = {"paid": "paid", "failed": "failed", "canceled": "failed"}
 
 
-def to_payout(payout: dict[str, Any], *, account_id: str) -> Payout:
+def to_payout(payout: dict[str, Any], *, account_id: str) -> ProviderPayout:
     """A Payout; `account_id` is the account it was made as (Stripe's payout object does not name it)."""
     try:
         currency = payout["currency"]
         status = _PAYOUT_STATUS.get(payout["status"], "pending")  # pending, in_transit
         reason = payout.get("failure_message") or payout.get("failure_code") or ""
-        return Payout(
+        return ProviderPayout(
             id=payout["id"],
             account_id=account_id,
             amount=from_minor(payout["amount"], currency),
@@ -380,13 +380,13 @@ def to_balance_transaction(txn: dict[str, Any]) -> BalanceTransaction:
         raise ProviderError("Stripe returned a balance transaction we cannot read.") from exc
 
 
-def to_subscription(data: dict[str, Any]) -> Subscription:
+def to_subscription(data: dict[str, Any]) -> ProviderSubscription:
     try:
         period_end = data.get("current_period_end")
         if period_end is None:  # API versions from 2025-03 keep the period on the items
             period_end = data["items"]["data"][0]["current_period_end"]
         status = data["status"]
-        return Subscription(
+        return ProviderSubscription(
             id=data["id"],
             status=_SUBSCRIPTION_STATUS.get(status, status),
             cancel_at_period_end=bool(data.get("cancel_at_period_end")),
@@ -516,7 +516,7 @@ class StripePaymentProvider:
         payee: str = "",
         success_url: str = "",
         cancel_url: str = "",
-    ) -> Payment:
+    ) -> ProviderPayment:
         """A Checkout Session in `mode=payment`; the returned Payment has the session's id and `url`."""
         currency = normalise_currency(currency)
         metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
@@ -546,7 +546,7 @@ class StripePaymentProvider:
         session = self._request("POST", "/v1/checkout/sessions", form=form, idempotency_key=key)
         return session_to_payment(session)
 
-    def get_payment(self, payment_id: str) -> Payment:
+    def get_payment(self, payment_id: str) -> ProviderPayment:
         if is_checkout_session(payment_id):
             session = self._session(payment_id)
             if intent_id := _linked_id(session, "payment_intent"):
@@ -554,7 +554,7 @@ class StripePaymentProvider:
             return session_to_payment(session)
         return to_payment(self._intent(payment_id))
 
-    def cancel_payment(self, payment_id: str) -> Payment:
+    def cancel_payment(self, payment_id: str) -> ProviderPayment:
         if is_checkout_session(payment_id):
             session = self._session(payment_id)
             intent_id = _linked_id(session, "payment_intent")
@@ -565,10 +565,10 @@ class StripePaymentProvider:
             payment_id = intent_id
         return self._intent_action(payment_id, "cancel", [("cancellation_reason", "abandoned")], done="canceled")
 
-    def release_payment(self, payment_id: str) -> Payment:
+    def release_payment(self, payment_id: str) -> ProviderPayment:
         return self._intent_action(self._intent_id(payment_id), "capture", [], done="succeeded")
 
-    def _intent_action(self, payment_id: str, action: str, form: Form, *, done: str) -> Payment:
+    def _intent_action(self, payment_id: str, action: str, form: Form, *, done: str) -> ProviderPayment:
         """Cancel or capture an intent; asking again once it is done is answered like the first time
         (Stripe refuses the second call), so a caller that lost the first answer can simply retry."""
         try:
@@ -579,7 +579,7 @@ class StripePaymentProvider:
                 return to_payment(intent)
             raise
 
-    def refund_payment(self, payment_id: str) -> Payment:
+    def refund_payment(self, payment_id: str) -> ProviderPayment:
         if is_checkout_session(payment_id):
             session = self._session(payment_id)
             intent_id = _linked_id(session, "payment_intent")
@@ -627,7 +627,7 @@ class StripePaymentProvider:
 
     def create_payout_account(
         self, *, email: str, country: str, metadata: dict[str, str], idempotency_key: str
-    ) -> PayoutAccount:
+    ) -> ProviderAccount:
         """A Connect Express account whose payouts we trigger (manual schedule; see the module docstring)."""
         form: Form = [("type", "express")]
         # Both are optional at Stripe (the country defaults to the platform's); an empty value is refused.
@@ -642,7 +642,7 @@ class StripePaymentProvider:
         ]
         return to_payout_account(self._request("POST", "/v1/accounts", form=form, idempotency_key=idempotency_key))
 
-    def get_payout_account(self, account_id: str) -> PayoutAccount:
+    def get_payout_account(self, account_id: str) -> ProviderAccount:
         return to_payout_account(self._request("GET", f"/v1/accounts/{_safe_id(account_id)}"))
 
     def create_onboarding_link(self, *, account_id: str, return_url: str, refresh_url: str) -> str:
@@ -696,7 +696,7 @@ class StripePaymentProvider:
             raise ProviderError("Stripe returned a transfer reversal we cannot read.")
         return dataclasses.replace(to_transfer(reversed_transfer), reversal_id=str(reversal.get("id") or ""))
 
-    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> Payment:
+    def refund_payment_partially(self, *, payment_id: str, amount: Decimal, idempotency_key: str) -> ProviderPayment:
         intent_id = self._intent_id(payment_id)
         intent = self._intent(intent_id)
         currency = intent.get("currency")
@@ -717,7 +717,7 @@ class StripePaymentProvider:
 
     def create_payout(
         self, *, account_id: str, amount: Decimal, currency: str, metadata: dict[str, str], idempotency_key: str
-    ) -> Payout:
+    ) -> ProviderPayout:
         """A payout of the connected account's balance to its bank, made as that account."""
         currency = normalise_currency(currency)
         form: Form = [
@@ -730,7 +730,7 @@ class StripePaymentProvider:
         )
         return to_payout(payout, account_id=account_id)
 
-    def get_payout(self, *, account_id: str, payout_id: str) -> Payout:
+    def get_payout(self, *, account_id: str, payout_id: str) -> ProviderPayout:
         payout = self._request("GET", f"/v1/payouts/{_safe_id(payout_id)}", stripe_account=account_id)
         return to_payout(payout, account_id=account_id)
 
@@ -759,7 +759,7 @@ class StripePaymentProvider:
                 return to_transfer(transfer)
         return None
 
-    def find_payout(self, *, account_id: str, payout_id: str) -> Payout | None:
+    def find_payout(self, *, account_id: str, payout_id: str) -> ProviderPayout | None:
         for payout in self._list("/v1/payouts", [], stripe_account=account_id):
             if (payout.get("metadata") or {}).get("payout_id") == payout_id:
                 return to_payout(payout, account_id=account_id)
@@ -809,7 +809,7 @@ class StripePaymentProvider:
         idempotency_key: str,
         success_url: str = "",
         cancel_url: str = "",
-    ) -> Subscription:
+    ) -> ProviderSubscription:
         """A Checkout Session in `mode=subscription`; the Subscription returned has the session's id."""
         price = self.price_ids.get(plan)
         if not price:
@@ -831,7 +831,7 @@ class StripePaymentProvider:
         session = self._request("POST", "/v1/checkout/sessions", form=form, idempotency_key=key)
         return session_to_subscription(session)
 
-    def get_subscription(self, subscription_id: str) -> Subscription:
+    def get_subscription(self, subscription_id: str) -> ProviderSubscription:
         if is_checkout_session(subscription_id):
             session = self._session(subscription_id)
             if not (subscription_id := _linked_id(session, "subscription")):
@@ -840,7 +840,7 @@ class StripePaymentProvider:
 
     def set_cancel_at_period_end(
         self, subscription_id: str, cancel: bool, *, idempotency_key: str | None = None
-    ) -> Subscription:
+    ) -> ProviderSubscription:
         if is_checkout_session(subscription_id):
             subscription_id = _linked_id(self._session(subscription_id), "subscription")
             if not subscription_id:

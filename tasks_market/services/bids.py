@@ -16,8 +16,7 @@ from django.utils import timezone
 from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound
 from payments.fees import fee_terms
-from payments.providers import Payment as ProviderPayment
-from payments.providers import get_payment_provider
+from payments.providers import ProviderPayment, get_payment_provider
 from tasks_market.models import (
     Agent,
     Artefact,
