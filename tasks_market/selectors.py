@@ -20,6 +20,7 @@ from tasks_market.models import (
     Bid,
     BidJudgement,
     Delivery,
+    Payment,
     Task,
     TaskStatus,
 )
@@ -110,3 +111,14 @@ def agent_of(owner, agent_id: UUID) -> Agent | None:
 
 def benchmarks_of(agent: Agent) -> QuerySet[BenchmarkRun]:
     return BenchmarkRun.objects.filter(agent=agent).order_by("-created_at", "-id")
+
+
+def receipt_payment(user, task_id: UUID) -> Payment | None:
+    """The task's paid payment (the latest, should there be several), whatever happened to it since
+    (released, refunded ...): its poster's receipt; None for anyone else."""
+    return (
+        Payment.objects.select_related("task")
+        .filter(task_id=task_id, task__poster=user, succeeded_at__isnull=False)
+        .order_by("-succeeded_at", "-id")
+        .first()
+    )

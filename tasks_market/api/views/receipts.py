@@ -4,8 +4,6 @@ else gets 404, as for the task's other private reads (tasks_market.selectors).""
 
 from __future__ import annotations
 
-from uuid import UUID
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -14,37 +12,11 @@ from core.access import Access
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
-from payments.fees import fee_split
 from payments.providers import PROVIDERS
+from tasks_market.api.serializers.common import FeePartField
 from tasks_market.models import Payment
 from tasks_market.models.market import CURRENCIES
-
-# A payment that the poster paid, whatever happened to it since (released, refunded, ...).
-PAID = {"succeeded_at__isnull": False}
-
-
-def receipt_payment(user, task_id: UUID) -> Payment | None:
-    """The task's paid payment (the latest, should there be several), for its poster only."""
-    return (
-        Payment.objects.select_related("task")
-        .filter(task_id=task_id, task__poster=user, **PAID)
-        .order_by("-succeeded_at", "-id")
-        .first()
-    )
-
-
-class FeeField(serializers.DecimalField):
-    """The fee or the net of the payment's amount on the terms pinned at selection (payments.fees), so the
-    receipt says what the poster was shown, not today's settings."""
-
-    def __init__(self, part: str, **kwargs):
-        self.part = part
-        super().__init__(max_digits=12, decimal_places=2, source="*", read_only=True, **kwargs)
-
-    def to_representation(self, payment):
-        terms = getattr(payment, "pinned_terms", None)
-        split = fee_split(amount=payment.amount, currency=payment.currency, terms=terms)
-        return super().to_representation(getattr(split, self.part))
+from tasks_market.selectors import receipt_payment
 
 
 class ReceiptSerializer(serializers.ModelSerializer):
@@ -54,8 +26,14 @@ class ReceiptSerializer(serializers.ModelSerializer):
     provider = serializers.ChoiceField(choices=PROVIDERS)
     provider_payment_id = serializers.CharField(help_text="The provider's reference of the payment (`pi_...`).")
     amount = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="What you paid.")
-    fee = FeeField("fee", help_text="The platform's fee of `amount`, as shown at selection.")
-    net = FeeField("net", help_text="What the seller receives: `amount` - `fee`.")
+    fee = FeePartField(
+        "fee",
+        terms=lambda payment: payment.pinned_terms,
+        help_text="The platform's fee of `amount`, as shown at selection.",
+    )
+    net = FeePartField(
+        "net", terms=lambda payment: payment.pinned_terms, help_text="What the seller receives: `amount` - `fee`."
+    )
     refunded_amount = serializers.DecimalField(
         max_digits=12, decimal_places=2, help_text="Given back to you so far (0.00 when nothing)."
     )
