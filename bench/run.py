@@ -689,7 +689,7 @@ def metrics_cost(base: str, pgid: int, env: dict, scenarios: list[Scenario], arg
 ADMIN_PAGES = [  # each change list's first page, then one filtered page (docs/decisions.md#admin-change-lists-at-size)
     ("tasks", "/admin/tasks_market/task/", "?status__exact=completed"),
     ("bids", "/admin/tasks_market/bid/", "?status__exact=rejected"),
-    ("payments", "/admin/tasks_market/payment/", "?status__exact=succeeded"),
+    ("payments", "/admin/payments/payment/", "?status__exact=succeeded"),
     ("deliveries", "/admin/tasks_market/delivery/", "?status__exact=pending"),
     ("webhook deliveries", "/admin/webhooks_app/webhookdelivery/", "?status__exact=failed"),
     ("users", "/admin/accounts/user/", "?is_active__exact=1"),
@@ -718,7 +718,8 @@ def admin_rows(rows: int) -> list[str]:
     from django.test import Client
 
     from accounts.models import User
-    from tasks_market.models import Bid, Delivery, Payment, Task
+    from payments.models import Payment
+    from tasks_market.models import Bid, Delivery, Task
     from webhooks_app.models import WebhookDelivery, WebhookEvent, WebhookSubscription
 
     ago = "now() - n * interval '1 second'"
@@ -727,7 +728,14 @@ def admin_rows(rows: int) -> list[str]:
     task = Task.objects.order_by("created_at").first()
     bid = Bid.objects.filter(task=task).first() or Bid.objects.first()
     payment = Payment.objects.create(
-        task=task, bid=bid, provider="local", provider_payment_id="pi_bench_template", amount=100, currency="usd"
+        source=f"task:{task.pk}",
+        reference=f"bid:{bid.pk}",
+        payer_id=task.poster_id,
+        payee_id=bid.bidder_id,
+        provider="local",
+        provider_payment_id="pi_bench_template",
+        amount=100,
+        currency="usd",
     )
     delivery = Delivery.objects.create(task=task, bid=bid, agent=bid.agent, status="pending")
     subscription = WebhookSubscription.objects.create(

@@ -1,15 +1,18 @@
-"""Staff views of sellers' money (docs/payouts.md#admin): payout accounts, earnings, payouts, card
+"""Staff views of money (docs/payouts.md#admin): buyers' payments, payout accounts, earnings, payouts, card
 chargebacks, and the ledger, per task (`?source=task:<uuid>`) and per owner (`?owner_id=<id>`). Read-only: money moves
-through the services, never by editing a row."""
+through the services, never by editing a row; a payment's refund is its source's decision (payments.registry)."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.urls import reverse
 from django.utils.html import format_html
 
-from payments.models import Chargeback, Earning, LedgerEntry, LedgerLine, Payout, PayoutAccount
+from core.admin import BoundedCountPaginator, fixed_values_filter
+from core.errors import DomainError
+from payments.models import Chargeback, Earning, LedgerEntry, LedgerLine, Payment, Payout, PayoutAccount
+from payments.registry import payment_source
 
 
 class NeverDeleted:
@@ -34,6 +37,86 @@ class ReadOnlyAdmin(NeverDeleted, admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class AmountMismatchFilter(admin.SimpleListFilter):
+    """Payments for which the provider reported a success with another amount or currency (refused)."""
+
+    title = "amount mismatch"
+    parameter_name = "mismatch"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Refused success event"), ("no", "None")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.exclude(mismatch_reason="")
+        if self.value() == "no":
+            return queryset.filter(mismatch_reason="")
+        return queryset
+
+
+@admin.register(Payment)
+class PaymentAdmin(ReadOnlyAdmin):
+    list_display = (
+        "provider_payment_id",
+        "provider",
+        "source",
+        "amount",
+        "currency",
+        "status",
+        "mismatch_reason",
+        "created_at",
+    )
+    list_filter = (
+        "status",
+        AmountMismatchFilter,
+        ("refund_due_at", admin.EmptyFieldListFilter),
+        fixed_values_filter("provider", ("local", "stripe")),
+    )
+    search_fields = ("provider_payment_id__startswith",)
+    search_help_text = "Payments whose provider id starts with the text."
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
+    # Not the client secret: it lets whoever holds it pay, and staff do not need it.
+    fields = (
+        "provider",
+        "provider_payment_id",
+        "source",
+        "reference",
+        "payer",
+        "payee",
+        "amount",
+        "currency",
+        "status",
+        "created_at",
+        "succeeded_at",
+        "released_at",
+        "mismatch_reason",
+        "mismatch_event_id",
+        "mismatch_at",
+        "refund_due_at",
+    )
+    actions = ["refund"]
+
+    def has_refund_permission(self, request) -> bool:
+        """The rows stay read-only; "change" is the right to act on them (docs/decisions.md#staff-permissions)."""
+        return request.user.has_perm("payments.change_payment")
+
+    @admin.action(
+        description="Refund the selected payments (disputed tasks: resolves the dispute as a full refund; "
+        "released: reverses the seller's share)",
+        permissions=["refund"],
+    )
+    def refund(self, request, queryset):
+        done = 0
+        for payment in queryset:
+            try:
+                payment_source(payment.source).staff_refund(payment, request.user)
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, f"{payment}: {exc.message}", level=messages.WARNING)
+        self.message_user(request, f"Refunded {done} of {queryset.count()}.")
 
 
 def _ledger_link(label: str, **query) -> str:

@@ -1,7 +1,10 @@
-"""The `local` payment provider's own state (payments.providers.local), as a real provider would hold it.
+"""Money moving through a provider: the `local` provider's own state (payments.providers.local), as a real
+provider would hold it; what buyers pay (`Payment`); paying sellers (payout accounts, earnings, payouts, the
+ledger).
 
-The tables keep the names they had when these models lived in `core` (see docs/architecture.md#payments):
-the move changed where the code lives, not where the rows are.
+Tables keep the names they had where their models lived before (`core` for the local provider's,
+`tasks_market` for payments; docs/architecture.md#payments): a move changes where the code lives, not where
+the rows are.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+
+from payments.fees import FeeTerms
 
 
 class LocalPayment(models.Model):
@@ -168,6 +173,103 @@ class LocalBalanceTransaction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account or 'platform'} {self.type} {self.net_minor} {self.currency}"
+
+
+# --- What buyers pay (docs/payouts.md#payments). A payment pays for a `source` (e.g. task:<uuid>) of an app
+# that reacts to its money through payments.registry; payments knows nothing else of it.
+
+
+class PaymentStatus(models.TextChoices):
+    """The provider-neutral vocabulary of payments.providers.PaymentStatus (docs/decisions.md#states), spelled
+    out: the providers' package imports these models."""
+
+    REQUIRES_PAYMENT = "requires_payment", "Requires payment"
+    SUCCEEDED = "succeeded", "Succeeded"  # secured, not paid out yet
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    RELEASED = "released", "Released"  # paid out on approval
+    REFUNDED = "refunded", "Refunded"
+
+
+class Payment(models.Model):
+    """Our record of one provider payment: `payer` pays `payee` for `source`, at the price agreed in
+    `reference` (task:<uuid> and bid:<uuid> for the marketplace)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    source = models.CharField(max_length=80, help_text="What is paid for, e.g. task:<uuid>.")
+    reference = models.CharField(max_length=80, help_text="The offer the amount was agreed in, e.g. bid:<uuid>.")
+    # PROTECT: money rows are never deleted, nor with either party (docs/decisions.md#money-rows-are-never-deleted).
+    payer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payments_made")
+    payee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payments_received")
+    provider = models.CharField(max_length=20)
+    provider_payment_id = models.CharField(max_length=255, unique=True)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=20, choices=PaymentStatus.choices, default=PaymentStatus.REQUIRES_PAYMENT)
+    client_secret = models.CharField(max_length=255, blank=True)
+    checkout_url = models.URLField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    succeeded_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+    mismatch_reason = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Why the last provider success event for this payment was refused (its amount or currency "
+        "did not match); blank when none was.",
+    )
+    mismatch_event_id = models.CharField(max_length=255, blank=True, help_text="The refused event's id.")
+    mismatch_at = models.DateTimeField(null=True, blank=True)
+    refund_due_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a success arrived that nothing waited for any more (the task was cancelled, or another "
+        "payment secured it): the refund is due, made outside the event's transaction; cleared once refunded "
+        "or refused by the provider.",
+    )
+    # Null while the money is only authorised (payments held for approval before docs/payouts.md): the
+    # beat captures those before their authorisation expires.
+    captured_at = models.DateTimeField(null=True, blank=True)
+    # db_default: during a rolling deploy the release before inserts payments without this column.
+    refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
+    # The fee terms the poster saw, pinned at selection (docs/decisions.md#the-fee-is-pinned-at-selection);
+    # null on payments made before: today's settings apply to those.
+    fee_percent = models.DecimalField(max_digits=6, decimal_places=3, null=True, blank=True)
+    fee_minimum = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True)
+
+    class Meta:
+        # The table kept the name it had before the model moved here (docs/decisions.md#one-money-app).
+        db_table = "tasks_market_payment"
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["source", "-created_at"], name="payment_source_created"),
+            models.Index(fields=["reference"], name="payment_reference"),
+            models.Index(
+                fields=["refund_due_at"], condition=models.Q(refund_due_at__isnull=False), name="payment_refund_due"
+            ),
+            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
+            models.Index(fields=["-created_at", "-id"], name="payment_created_desc"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider_payment_id} {self.amount} {self.currency.upper()} ({self.status})"
+
+    @property
+    def source_id(self) -> str:
+        """The id part of `source` (the task's id for task:<uuid>)."""
+        return self.source.partition(":")[2]
+
+    @property
+    def reference_id(self) -> str:
+        """The id part of `reference` (the bid's id for bid:<uuid>)."""
+        return self.reference.partition(":")[2]
+
+    @property
+    def pinned_terms(self) -> FeeTerms | None:
+        """The fee terms pinned at selection; None for a payment made before they were."""
+        if self.fee_percent is None or self.fee_minimum is None:
+            return None
+        return FeeTerms(percent=self.fee_percent, minimum=self.fee_minimum)
 
 
 # --- Paying sellers (docs/payouts.md). These rows belong to no domain app: `source` names what the

@@ -1,4 +1,5 @@
-"""How domain apps react to settled payments: handlers for payment-provider events, by event type.
+"""How domain apps react to money: handlers for payment-provider events, by event type, and the sources
+payments are made for, by kind.
 
 The one interface between payments and the domain apps (see docs/architecture.md#payment-events).
 Each domain app keeps its handlers in its own `payment_events.py`, imported from its AppConfig.ready();
@@ -28,7 +29,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from payments.models import Payment
 
 
 @dataclass(frozen=True)
@@ -83,3 +87,53 @@ def handlers_for(event_type: str) -> list[Handler]:
 
 def registered_types() -> list[str]:
     return sorted(_handlers)
+
+
+# --- Payment sources (docs/architecture.md#payment-events). A payment pays for a source, `<kind>:<id>`
+# (`task:<uuid>`), and payments.services.payments moves its money; the app that owns the kind decides what
+# the money means for the source, through the object it registers here from its AppConfig.ready():
+#
+#     payment_source_register("task", TaskPayments())
+#
+# Every call is made inside the transaction that changes the payment, after `lock` (the source's row
+# first, then the payment's: the order every writer of both takes them in).
+
+
+class PaymentSource(Protocol):
+    def lock(self, source_id: str) -> None:
+        """Lock the source's row for the rest of the caller's transaction (a missing row: nothing to lock)."""
+
+    def awaits(self, payment: Payment) -> bool:
+        """Whether the source still waits for this payment's money: False has it refunded."""
+
+    def succeeded(self, payment: Payment) -> None:
+        """The money of a payment the source awaited is secured."""
+
+    def failed(self, payment: Payment) -> None:
+        """The payment failed before any money moved."""
+
+    def cancelled(self, payment: Payment) -> None:
+        """A held payment's authorisation expired before it was captured: the money is gone."""
+
+    def refunded(self, payment: Payment) -> None:
+        """All of a secured payment went back to the payer at the provider (its dashboard, or a refund of ours)."""
+
+    def staff_refund(self, payment: Payment, staff_user: Any) -> None:
+        """Staff asked for the payment's refund in the admin: the source decides how (for a task, a dispute's
+        full refund, or a refund after release), raising core.errors.DomainError when it cannot be."""
+
+
+_sources: dict[str, PaymentSource] = {}
+
+
+def payment_source_register(kind: str, source: PaymentSource) -> None:
+    _sources[kind] = source
+
+
+def payment_source(source: str) -> PaymentSource:
+    """The registered source of `<kind>:<id>`; a kind nobody registered is a programming error."""
+    kind = source.partition(":")[0]
+    try:
+        return _sources[kind]
+    except KeyError:
+        raise LookupError(f"no payment source is registered for {kind!r} ({source})") from None

@@ -1,4 +1,4 @@
-"""Celery jobs of paying sellers (docs/payouts.md): thin, taking ids, each safe to run twice."""
+"""Celery jobs of payments and paying sellers (docs/payouts.md): thin, taking ids, each safe to run twice."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from core.errors import ProviderUnavailable
 from payments.ledger_check import ledger_problems
 from payments.reconcile import reconcile_and_alert
 from payments.services.earnings import earnings_settle
+from payments.services.payments import held_payments_capture, payment_cancel_abandoned, payment_refund_due
 from payments.services.payouts import debt_recover, payouts_run
 
 logger = logging.getLogger(__name__)
@@ -59,3 +60,21 @@ def check_ledger() -> int:
     for problem in problems:
         logger.error("ledger check: %s", problem)
     return len(problems)
+
+
+@shared_task(name="payments.tasks.refund_due_payment", ignore_result=True)
+def refund_due_payment(payment_id: str) -> None:
+    """Make a refund that is due (payments.services.payments.payment_refund_due)."""
+    payment_refund_due(payment_id=payment_id)
+
+
+@shared_task(name="payments.tasks.cancel_abandoned_payment", ignore_result=True)
+def cancel_abandoned_payment(payment_id: str) -> None:
+    """Cancel at the provider a payment its source no longer awaits (an account closed)."""
+    payment_cancel_abandoned(payment_id=payment_id)
+
+
+@shared_task(name="payments.tasks.capture_held_payments", ignore_result=True)
+def capture_held_payments() -> int:
+    """Beat: capture payments still held for approval before their authorisation expires."""
+    return held_payments_capture()

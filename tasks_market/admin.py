@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from core.admin import BoundedCountPaginator, fixed_values_filter
-from core.errors import DomainError, Forbidden
+from core.errors import DomainError
 from payments.admin import NeverDeleted
 from tasks_market.models import (
     Agent,
@@ -25,13 +25,11 @@ from tasks_market.models import (
     DeliverySubmission,
     DisputeOutcome,
     DisputeResolution,
-    Payment,
-    PaymentStatus,
     Task,
     TaskStatus,
 )
 from tasks_market.models.market import CURRENCIES
-from tasks_market.selectors import is_party
+from tasks_market.selectors import is_party, selected_payment
 from tasks_market.services import agents as agent_services
 from tasks_market.services import deliveries as delivery_services
 from tasks_market.services import disputes as dispute_services
@@ -173,83 +171,6 @@ class BidAdmin(NeverDeletedAdmin):
         return "; ".join(f"{c['name']}: {c['score']} ({c['detail']})" for c in judgement.criteria) or "pending"
 
 
-class AmountMismatchFilter(admin.SimpleListFilter):
-    """Payments for which the provider reported a success with another amount or currency (refused)."""
-
-    title = "amount mismatch"
-    parameter_name = "mismatch"
-
-    def lookups(self, request, model_admin):
-        return [("yes", "Refused success event"), ("no", "None")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "yes":
-            return queryset.exclude(mismatch_reason="")
-        if self.value() == "no":
-            return queryset.filter(mismatch_reason="")
-        return queryset
-
-
-@admin.register(Payment)
-class PaymentAdmin(NeverDeletedAdmin):
-    list_display = (
-        "provider_payment_id",
-        "provider",
-        "task",
-        "amount",
-        "currency",
-        "status",
-        "mismatch_reason",
-        "created_at",
-    )
-    list_filter = (
-        "status",
-        AmountMismatchFilter,
-        ("refund_due_at", admin.EmptyFieldListFilter),
-        fixed_values_filter("provider", ("local", "stripe")),
-    )
-    search_fields = ("provider_payment_id__startswith",)
-    search_help_text = "Payments whose provider id starts with the text."
-    list_select_related = ("task",)
-    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
-    show_full_result_count = False
-    # Not the client secret: it lets whoever holds it pay, and staff do not need it.
-    fields = (
-        "provider",
-        "provider_payment_id",
-        "task",
-        "bid",
-        "amount",
-        "currency",
-        "status",
-        "created_at",
-        "succeeded_at",
-        "released_at",
-        "mismatch_reason",
-        "mismatch_event_id",
-        "mismatch_at",
-        "refund_due_at",
-    )
-    actions = ["refund"]
-    has_refund_permission = _needs("tasks_market.change_payment")
-
-    @admin.action(
-        description="Refund the selected payments (disputed tasks: resolves the dispute as a full refund; "
-        "released: reverses the seller's share)",
-        permissions=["refund"],
-    )
-    def refund(self, request, queryset):
-        def refund(payment):
-            if is_party(request.user, payment.task):
-                raise Forbidden("A party to the task (its poster or the winning agent's owner) cannot refund it.")
-            if payment.status == PaymentStatus.RELEASED:
-                return dispute_services.payment_refund_released(task_id=payment.task_id)
-            # The dispute's `refund_full` resolution (docs/decisions.md#staff-refunds-are-resolutions).
-            return dispute_services.payment_refund(payment_id=payment.id, staff_user=request.user)
-
-        _run_each(self, request, queryset, refund, "Refunded")
-
-
 class DeliveryAttemptInline(admin.TabularInline):
     model = DeliveryAttempt
     fields = ("number", "round", "status", "status_code", "duration_ms", "error", "started_at", "finished_at")
@@ -379,7 +300,7 @@ class DisputeResolutionAdmin(NeverDeletedAdmin):
             else:
                 self.message_user(request, f"Resolved: {resolved.resolution.get_outcome_display()}.")
                 return HttpResponseRedirect(reverse("admin:tasks_market_disputeresolution_changelist"))
-        payment = Payment.objects.filter(task=task, bid_id=task.selected_bid_id).first()
+        payment = selected_payment(task)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Resolve the dispute of {task.title}",

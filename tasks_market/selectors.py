@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
+from payments.models import Payment
 from tasks_market.models import (
     Agent,
     Artefact,
@@ -20,10 +21,10 @@ from tasks_market.models import (
     Bid,
     BidJudgement,
     Delivery,
-    Payment,
     Task,
     TaskStatus,
 )
+from tasks_market.models.market import bid_reference, task_source
 
 
 def visible_tasks(user) -> QuerySet[Task]:
@@ -116,9 +117,25 @@ def benchmarks_of(agent: Agent) -> QuerySet[BenchmarkRun]:
 def receipt_payment(user, task_id: UUID) -> Payment | None:
     """The task's paid payment (the latest, should there be several), whatever happened to it since
     (released, refunded ...): its poster's receipt; None for anyone else."""
+    title = Task.objects.filter(pk=task_id, poster=user).values("title")
     return (
-        Payment.objects.select_related("task")
-        .filter(task_id=task_id, task__poster=user, succeeded_at__isnull=False)
+        Payment.objects.filter(source=task_source(task_id), payer=user, succeeded_at__isnull=False)
+        .annotate(task_title=Subquery(title[:1]))
+        .exclude(task_title=None)
         .order_by("-succeeded_at", "-id")
         .first()
     )
+
+
+def task_payments(task_id) -> QuerySet[Payment]:
+    """A task's payments (payments.Payment, by the source they pay for)."""
+    return Payment.objects.filter(source=task_source(task_id))
+
+
+def selected_payment(task: Task, *, lock: bool = False, **filters) -> Payment | None:
+    """The task's payment for its selected bid (the newest, when a failed one came before), or None;
+    `lock`: locked (under the task's lock, taken first)."""
+    if task.selected_bid_id is None:
+        return None
+    rows = task_payments(task.pk).filter(reference=bid_reference(task.selected_bid_id), **filters)
+    return (rows.select_for_update() if lock else rows).first()

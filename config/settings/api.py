@@ -110,7 +110,7 @@ SPECTACULAR_SETTINGS = {
         "WebhookEventTypeEnum": "webhooks_app.events.EVENT_TYPES",
         "PaymentProviderEnum": "payments.providers.PROVIDERS",
         # Shared by two components each (a payment and its receipt; a payout in the list and alone).
-        "PaymentStatusEnum": "tasks_market.models.market.PaymentStatus",
+        "PaymentStatusEnum": "payments.models.PaymentStatus",
         "PayoutStatusEnum": "payments.models.Payout.Status",
     },
     "POSTPROCESSING_HOOKS": [

@@ -136,8 +136,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=10),
     },
     # Payments held for approval (from before capture-on-payment) are captured before they expire.
-    "tasks_market.capture_held_payments": {
-        "task": "tasks_market.tasks.capture_held_payments",
+    "payments.capture_held_payments": {
+        "task": "payments.tasks.capture_held_payments",
         "schedule": timedelta(hours=1),
     },
     "payments.settle_earnings": {"task": "payments.tasks.settle_earnings", "schedule": timedelta(minutes=5)},

@@ -7,9 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from payments.fees import FeeTerms
 from payments.money import places_problem
-from payments.providers import PaymentStatus as ProviderPaymentStatus
 
 # Currencies a budget or a bid may be in (ISO 4217, lower case); their minor units are payments.money's
 # one table (docs/decisions.md#one-decimal-policy-per-currency).
@@ -38,6 +36,17 @@ def check_currency(currency: str) -> str | None:
     if currency in allowed:
         return None
     return f"The platform settles in {', '.join(c.upper() for c in allowed)}; {currency.upper()} is not taken."
+
+
+def task_source(task_id) -> str:
+    """What a task's payments pay for (`payments.Payment.source`, and the source of its earning and ledger
+    entries): `task:<uuid>`."""
+    return f"task:{task_id}"
+
+
+def bid_reference(bid_id) -> str:
+    """The offer a task's payment was agreed in (`payments.Payment.reference`): `bid:<uuid>`."""
+    return f"bid:{bid_id}"
 
 
 class TaskStatus(models.TextChoices):
@@ -157,81 +166,6 @@ class BidJudgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bid_id} {self.status} {self.score if self.score is not None else ''}".strip()
-
-
-class PaymentStatus(models.TextChoices):
-    """The provider-neutral vocabulary of payments.providers.PaymentStatus (docs/decisions.md#states)."""
-
-    REQUIRES_PAYMENT = ProviderPaymentStatus.REQUIRES_PAYMENT, "Requires payment"
-    SUCCEEDED = ProviderPaymentStatus.SUCCEEDED, "Succeeded"  # secured, not paid out yet
-    FAILED = ProviderPaymentStatus.FAILED, "Failed"
-    CANCELLED = ProviderPaymentStatus.CANCELLED, "Cancelled"
-    RELEASED = ProviderPaymentStatus.RELEASED, "Released"  # paid out on approval
-    REFUNDED = ProviderPaymentStatus.REFUNDED, "Refunded"
-
-
-class Payment(models.Model):
-    """Our record of the provider payment that pays for a selected bid."""
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    # PROTECT: money rows are never deleted, nor with their task, bid or poster
-    # (docs/decisions.md#money-rows-are-never-deleted).
-    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="payments")
-    bid = models.ForeignKey(Bid, on_delete=models.PROTECT, related_name="payments")
-    provider = models.CharField(max_length=20)
-    provider_payment_id = models.CharField(max_length=255, unique=True)
-    amount = models.DecimalField(max_digits=12, decimal_places=2)
-    currency = models.CharField(max_length=3)
-    status = models.CharField(max_length=20, choices=PaymentStatus.choices, default=PaymentStatus.REQUIRES_PAYMENT)
-    client_secret = models.CharField(max_length=255, blank=True)
-    checkout_url = models.URLField(max_length=2000, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    succeeded_at = models.DateTimeField(null=True, blank=True)
-    released_at = models.DateTimeField(null=True, blank=True)
-    mismatch_reason = models.CharField(
-        max_length=500,
-        blank=True,
-        help_text="Why the last provider success event for this payment was refused (its amount or currency "
-        "did not match); blank when none was.",
-    )
-    mismatch_event_id = models.CharField(max_length=255, blank=True, help_text="The refused event's id.")
-    mismatch_at = models.DateTimeField(null=True, blank=True)
-    refund_due_at = models.DateTimeField(
-        null=True,
-        blank=True,
-        help_text="When a success arrived that nothing waited for any more (the task was cancelled, or another "
-        "payment secured it): the refund is due, made outside the event's transaction; cleared once refunded "
-        "or refused by the provider.",
-    )
-    # Null while the money is only authorised (payments held for approval before docs/payouts.md): the
-    # beat captures those before their authorisation expires.
-    captured_at = models.DateTimeField(null=True, blank=True)
-    # db_default: during a rolling deploy the release before inserts payments without this column.
-    refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
-    # The fee terms the poster saw, pinned at selection (docs/decisions.md#the-fee-is-pinned-at-selection);
-    # null on payments made before: today's settings apply to those.
-    fee_percent = models.DecimalField(max_digits=6, decimal_places=3, null=True, blank=True)
-    fee_minimum = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [
-            models.Index(fields=["task", "-created_at"]),
-            models.Index(fields=["refund_due_at"], condition=Q(refund_due_at__isnull=False), name="payment_refund_due"),
-            # The admin change list (docs/decisions.md#admin-change-lists-at-size).
-            models.Index(fields=["-created_at", "-id"], name="payment_created_desc"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.provider_payment_id} {self.amount} {self.currency.upper()} ({self.status})"
-
-    @property
-    def pinned_terms(self) -> FeeTerms | None:
-        """The fee terms pinned at selection; None for a payment made before they were."""
-        if self.fee_percent is None or self.fee_minimum is None:
-            return None
-        return FeeTerms(percent=self.fee_percent, minimum=self.fee_minimum)
 
 
 class Artefact(models.Model):

@@ -16,7 +16,9 @@ from django.utils import timezone
 from core.enqueue import enqueue_after_commit
 from core.errors import InvalidState, NotFound
 from payments.fees import fee_terms
+from payments.models import Payment, PaymentStatus
 from payments.providers import ProviderPayment, get_payment_provider
+from payments.services.payments import payment_record
 from tasks_market.models import (
     Agent,
     Artefact,
@@ -24,12 +26,16 @@ from tasks_market.models import (
     BidJudgement,
     BidStatus,
     JudgementStatus,
-    Payment,
-    PaymentStatus,
     Task,
     TaskStatus,
 )
-from tasks_market.models.market import LIVE_BID_STATUSES, check_amount_places, check_currency
+from tasks_market.models.market import (
+    LIVE_BID_STATUSES,
+    bid_reference,
+    check_amount_places,
+    check_currency,
+    task_source,
+)
 from tasks_market.selectors import visible_tasks
 from tasks_market.services import judging
 from tasks_market.services.errors import BidExists, InvalidField, OwnTask
@@ -236,7 +242,9 @@ def selection_key(bid: Bid) -> str:
     gets a new one. A selection given back after a provider failure keeps its key: selecting the bid
     again picks up the provider's payment if the failed call had made one after all.
     """
-    earlier = Payment.objects.filter(bid=bid).exclude(status=PaymentStatus.REQUIRES_PAYMENT).count()
+    earlier = (
+        Payment.objects.filter(reference=bid_reference(bid.id)).exclude(status=PaymentStatus.REQUIRES_PAYMENT).count()
+    )
     return f"bid-select:{bid.id}:{earlier}"
 
 
@@ -265,7 +273,7 @@ def _not_selectable(task: Task, bid: Bid) -> InvalidState:
 def _selection_payment(task: Task, bid: Bid) -> Payment | None:
     """The payment of the selected bid's selection: the one waiting for the customer while the task
     awaits payment, the one that paid once it has moved on. None while it is being created."""
-    payments = Payment.objects.filter(bid=bid).order_by("-created_at")
+    payments = Payment.objects.filter(reference=bid_reference(bid.id)).order_by("-created_at")
     if task.status == TaskStatus.AWAITING_PAYMENT:
         return payments.filter(status=PaymentStatus.REQUIRES_PAYMENT).first()
     paid = (PaymentStatus.SUCCEEDED, PaymentStatus.RELEASED, PaymentStatus.REFUNDED)
@@ -342,20 +350,15 @@ def _record(task: Task, bid: Bid, provider_name: str, created: ProviderPayment) 
             return Selection(locked, current, payment)
         if locked.status != TaskStatus.AWAITING_PAYMENT:
             raise _not_selectable(locked, current)
-        terms = fee_terms(current.currency)
-        payment = Payment.objects.create(
-            task=locked,
-            bid=current,
+        payment = payment_record(
+            source=task_source(locked.id),
+            reference=bid_reference(current.id),
+            payer_id=locked.poster_id,
+            payee_id=current.bidder_id,
             provider=provider_name,
-            provider_payment_id=created.id,
-            amount=created.amount,
-            currency=created.currency,
-            status=created.status if created.status in PaymentStatus.values else PaymentStatus.REQUIRES_PAYMENT,
-            client_secret=created.client_secret,
-            checkout_url=created.checkout_url,
+            created=created,
             # The fee the poster saw, pinned (docs/decisions.md#the-fee-is-pinned-at-selection).
-            fee_percent=terms.percent,
-            fee_minimum=terms.minimum,
+            terms=fee_terms(current.currency),
         )
         publish(
             "bid.selected",

@@ -22,16 +22,15 @@ job has run, a customer who pays it anyway is refunded, since nothing waits for 
 from __future__ import annotations
 
 import logging
-from uuid import UUID
 
-from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from core.enqueue import enqueue_after_commit
-from core.errors import InvalidState, ProviderError
-from payments.providers import get_payment_provider
-from tasks_market.models import Bid, BidStatus, Payment, PaymentStatus, Task, TaskStatus
+from core.errors import InvalidState
+from payments.models import PaymentStatus
+from tasks_market.models import Bid, BidStatus, Task, TaskStatus
+from tasks_market.selectors import task_payments
 from tasks_market.services.bids import bid_withdraw
 from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.errors import DeliveriesOwed
@@ -41,7 +40,7 @@ logger = logging.getLogger(__name__)
 UNPAID = (TaskStatus.OPEN, TaskStatus.AWAITING_PAYMENT)
 # A paid task in these states still needs its agent's work.
 OWED = (TaskStatus.DELIVERING, TaskStatus.IN_REVIEW)
-CANCEL_TASK = "tasks_market.tasks.cancel_abandoned_payment"
+CANCEL_TASK = "payments.tasks.cancel_abandoned_payment"
 
 
 def market_wind_down(*, user) -> None:
@@ -68,7 +67,7 @@ def _cancel_posted(task: Task) -> None:
 
 def _cancel_waiting_payments_after_commit(task: Task) -> None:
     """Lock the task's payments still waiting for the customer and queue their cancel at the provider."""
-    waiting = Payment.objects.select_for_update().filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT)
+    waiting = task_payments(task.pk).select_for_update().filter(status=PaymentStatus.REQUIRES_PAYMENT)
     for payment_id in list(waiting.values_list("pk", flat=True)):
         enqueue_after_commit(CANCEL_TASK, str(payment_id))
 
@@ -94,30 +93,3 @@ def _give_back_selection(task: Task) -> None:
     task.status, task.selected_bid = TaskStatus.OPEN, None
     task.save(update_fields=["status", "selected_bid", "updated_at"])
     logger.info("selection on task %s given back: the selected bid's account closed", task.pk)
-
-
-def payment_cancel_abandoned(*, payment_id: UUID | str) -> Payment | None:
-    """Cancel a payment still waiting for the customer that nothing waits for any more (its task was
-    cancelled, or its selection given back, as an account closed): at the provider first, with no
-    transaction open (cancelling is idempotent at both providers), then recorded under the task's lock.
-    Safe to run twice. When the customer paid first the provider refuses; the success event refunds it."""
-    payment = Payment.objects.select_related("task").filter(pk=payment_id).first()
-    if payment is None or payment.status != PaymentStatus.REQUIRES_PAYMENT or _awaited(payment):
-        return payment
-    try:
-        get_payment_provider().cancel_payment(payment.provider_payment_id)
-    except ProviderError:
-        logger.warning("abandoned payment %s could not be cancelled; paid, it is refunded", payment_id, exc_info=True)
-        return payment
-    with transaction.atomic():
-        Task.objects.select_for_update().filter(pk=payment.task_id).first()  # the lock order: the task first
-        payment = Payment.objects.select_for_update().select_related("task").get(pk=payment.pk)
-        if payment.status == PaymentStatus.REQUIRES_PAYMENT and not _awaited(payment):
-            payment.status = PaymentStatus.CANCELLED
-            payment.save(update_fields=["status", "updated_at"])
-    return payment
-
-
-def _awaited(payment: Payment) -> bool:
-    task = payment.task
-    return task.status == TaskStatus.AWAITING_PAYMENT and task.selected_bid_id == payment.bid_id

@@ -17,25 +17,22 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
-from payments.fees import fee_split
-from payments.providers import get_payment_provider
-from payments.services.earnings import earning_record
+from payments.models import Payment, PaymentStatus
+from payments.services.payments import payment_capture_at_provider, payment_release
 from tasks_market.models import (
     Artefact,
     Delivery,
     DeliveryStatus,
     DeliverySubmission,
-    Payment,
-    PaymentStatus,
     Task,
     TaskStatus,
 )
 from tasks_market.models.deliveries import MAX_REVISIONS
-from tasks_market.selectors import delivery_by_id
+from tasks_market.models.market import bid_reference
+from tasks_market.selectors import delivery_by_id, task_payments
 from tasks_market.services.bids import artefact_rows
 from tasks_market.services.dispatch import enqueue_dispatch, retry_claim
 from tasks_market.services.events import delivery_data, publish
-from tasks_market.services.payments import payment_record_capture
 
 logger = logging.getLogger(__name__)
 
@@ -116,10 +113,8 @@ def delivery_approve(*, user, task_id: UUID) -> Delivery:
 
 
 def _capture_held(delivery: Delivery, payment: Payment) -> None:
-    if payment.captured_at is not None:
-        return
     try:
-        get_payment_provider().release_payment(payment.provider_payment_id)
+        payment_capture_at_provider(payment)
     except Exception:  # the provider's 502/503, or anything else: the approval did not happen
         _give_back_approval(delivery)
         raise
@@ -176,8 +171,9 @@ def _locked(task_id: UUID, poster=None) -> tuple[Task, Delivery | None]:
 
 def _secured_payment(task: Task, delivery: Delivery) -> Payment:
     payment = (
-        Payment.objects.select_for_update()
-        .filter(task=task, bid_id=delivery.bid_id, status=PaymentStatus.SUCCEEDED)
+        task_payments(task.pk)
+        .select_for_update()
+        .filter(reference=bid_reference(delivery.bid_id), status=PaymentStatus.SUCCEEDED)
         .first()
     )
     if payment is None:
@@ -219,7 +215,7 @@ def _record_approval(task_id: UUID, payment: Payment, *, poster=None, auto: bool
         logger.error("payment %s captured but task %s is %s: needs attention", payment.id, task.id, task.status)
         raise InvalidState(f"The task changed while its payment was captured; it is {task.status}.")
     now = timezone.now()
-    payment_release(payment, task, delivery, now)
+    payment_release(payment, owner_id=delivery.agent.owner_id, now=now)
     if delivery.status != DeliveryStatus.APPROVED:  # given back by a failed twin meanwhile
         delivery.status, delivery.reviewed_at = DeliveryStatus.APPROVED, now
         delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
@@ -228,28 +224,6 @@ def _record_approval(task_id: UUID, payment: Payment, *, poster=None, auto: bool
     extra = {"auto": True} if auto else {}
     _announce("delivery.approved", delivery, task, payment_id=payment.id, **extra)
     return delivery
-
-
-def payment_release(payment: Payment, task: Task, delivery: Delivery, now) -> None:
-    """Under the task's lock: what is left of the payment after any refund goes to the seller, as an
-    earning (fee and net by payments.fees.fee_split, on the terms the payment pinned at selection:
-    docs/decisions.md#the-fee-is-pinned-at-selection), with its ledger lines; the payment is released."""
-    payment_record_capture(payment, task, now)
-    payment.status, payment.released_at = PaymentStatus.RELEASED, now
-    payment.save(update_fields=["status", "released_at", "updated_at"])
-    gross = payment.amount - payment.refunded_amount
-    if gross > 0:
-        terms = payment.pinned_terms
-        earning_record(
-            fee=fee_split(amount=gross, currency=payment.currency, terms=terms).fee if terms else None,
-            owner_id=delivery.agent.owner_id,
-            source=f"task:{task.id}",
-            payment_ref=payment.provider_payment_id,
-            provider=payment.provider,
-            currency=payment.currency,
-            gross=gross,
-            now=now,
-        )
 
 
 @transaction.atomic

@@ -31,26 +31,21 @@ from django.utils import timezone
 
 from core.errors import Forbidden, InvalidState, NotFound
 from payments.fees import FeeTerms, fee_split
-from payments.models import Earning
+from payments.models import Payment, PaymentStatus
 from payments.money import places_problem
-from payments.providers import get_payment_provider
-from payments.services.captures import ledger_refunded, refund_once
-from payments.services.refunds import earning_reverse, earning_transfer_reverse
-from tasks_market.models import (
-    Delivery,
-    DeliveryStatus,
-    DisputeOutcome,
-    DisputeResolution,
-    Payment,
-    PaymentStatus,
-    Task,
-    TaskStatus,
+from payments.services.payments import (
+    payment_record_capture,
+    payment_refund_after_release,
+    payment_refund_at_provider,
+    payment_refund_book,
+    payment_refund_whole,
+    payment_release,
 )
-from tasks_market.selectors import is_party
-from tasks_market.services.deliveries import payment_release
+from tasks_market.models import Delivery, DeliveryStatus, DisputeOutcome, DisputeResolution, Task, TaskStatus
+from tasks_market.models.market import task_source
+from tasks_market.selectors import is_party, selected_payment, task_payments
 from tasks_market.services.errors import InvalidField
 from tasks_market.services.events import publish
-from tasks_market.services.payments import payment_record_capture
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +61,7 @@ class Resolved:
 
 def resolution_terms(resolution: DisputeResolution) -> FeeTerms | None:
     """The fee terms the task's payment pinned at selection, for the released part's fee and net."""
-    payment = Payment.objects.filter(task_id=resolution.task_id, fee_percent__isnull=False).first()
+    payment = task_payments(resolution.task_id).filter(fee_percent__isnull=False).first()
     return payment.pinned_terms if payment is not None else None
 
 
@@ -129,7 +124,7 @@ def _claim(task_id: UUID, outcome: str, refund_amount, note: str, staff_user) ->
         raise NotFound()
     if staff_user is not None and is_party(staff_user, task):
         raise Forbidden(PARTY_REFUSED)
-    payment = Payment.objects.select_for_update().filter(task=task, bid_id=task.selected_bid_id).first()
+    payment = selected_payment(task, lock=True)
     existing = DisputeResolution.objects.filter(task=task).first()
     if existing is not None:
         refund, _ = _amounts(outcome, refund_amount, payment) if payment else (None, None)
@@ -155,23 +150,7 @@ def _claim(task_id: UUID, outcome: str, refund_amount, note: str, staff_user) ->
 
 def _at_provider(resolution: DisputeResolution, payment: Payment) -> str:
     """The provider calls, with no transaction open; answers the refund's id for the ledger ("" for none)."""
-    provider = get_payment_provider()
-    held = payment.captured_at is None
-    if resolution.outcome == DisputeOutcome.REFUND_FULL:
-        # A held payment's full refund gives the authorisation back; a captured one is refunded.
-        if held:  # no money was taken: the authorisation is given back, no refund is made
-            provider.refund_payment(payment.provider_payment_id)
-            return ""
-        return refund_once(payment_id=payment.provider_payment_id)
-    if held:
-        provider.release_payment(payment.provider_payment_id)  # capture what is released
-    if resolution.refund_amount > 0:
-        return refund_once(
-            payment_id=payment.provider_payment_id,
-            amount=resolution.refund_amount,
-            idempotency_key=f"dispute:{resolution.pk}:refund",
-        )
-    return ""
+    return payment_refund_at_provider(payment, amount=resolution.refund_amount, key=f"dispute:{resolution.pk}:refund")
 
 
 @transaction.atomic
@@ -181,29 +160,21 @@ def _record(resolution_pk: UUID, refund_id: str = "") -> None:
     resolution = DisputeResolution.objects.select_for_update().get(pk=resolution_pk)
     if resolution.status == DisputeResolution.Status.APPLIED:  # a twin recorded it
         return
-    payment = Payment.objects.select_for_update().get(task=task, bid_id=task.selected_bid_id)
+    payment = selected_payment(task, lock=True)
     delivery = Delivery.objects.select_related("agent").get(task=task)
     now = timezone.now()
-    # Only what is not booked yet: the provider's `charge.refunded` may have booked it first
-    # (tasks_market.services.provider_refunds).
+    # Only what is not booked yet: the provider's `charge.refunded` may have booked it first.
     if resolution.outcome == DisputeOutcome.REFUND_FULL:
-        missing = payment.amount - payment.refunded_amount
-        if payment.captured_at is not None and missing > 0:
-            _book_refund(payment, missing, key=f"dispute:{resolution.pk}", provider_ref=refund_id)
-        payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
-        payment.refund_due_at = None
-        payment.save(update_fields=["status", "refunded_amount", "refund_due_at", "updated_at"])
+        payment_refund_whole(payment, key=f"dispute:{resolution.pk}", provider_ref=refund_id)
         task.status, task.cancelled_at = TaskStatus.CANCELLED, task.cancelled_at or now
         task.save(update_fields=["status", "cancelled_at", "updated_at"])
     else:
         if resolution.refund_amount > 0:
-            payment_record_capture(payment, task, now)
-            missing = resolution.refund_amount - payment.refunded_amount
-            if missing > 0:
-                _book_refund(payment, missing, key=f"dispute:{resolution.pk}", provider_ref=refund_id)
-                payment.refunded_amount = resolution.refund_amount
-                payment.save(update_fields=["refunded_amount", "updated_at"])
-        payment_release(payment, task, delivery, now)
+            payment_record_capture(payment, now)
+            payment_refund_book(
+                payment, upto=resolution.refund_amount, key=f"dispute:{resolution.pk}", provider_ref=refund_id
+            )
+        payment_release(payment, owner_id=delivery.agent.owner_id, now=now)
         task.status, task.completed_at = TaskStatus.COMPLETED, now
         task.save(update_fields=["status", "completed_at", "updated_at"])
     if delivery.status != DeliveryStatus.DISPUTED:
@@ -222,59 +193,23 @@ def payment_refund(*, payment_id: UUID, staff_user=None, note: str = ADMIN_REFUN
     resolution, claimed under the task's lock like any other (docs/decisions.md#staff-refunds-are-resolutions):
     of a refund and a resolution racing, exactly one decision applies (the other is 409 `invalid_state`,
     unless it is the same refund), and the task ends `cancelled`."""
-    payment = Payment.objects.select_related("task").filter(pk=payment_id).first()
+    payment = Payment.objects.filter(pk=payment_id, source__startswith="task:").first()
     if payment is None:
         raise NotFound()
-    existing = DisputeResolution.objects.filter(task_id=payment.task_id).first()
-    if existing is None and (payment.task.status != TaskStatus.DISPUTED or payment.status != PaymentStatus.SUCCEEDED):
+    task = Task.objects.get(pk=payment.source_id)
+    existing = DisputeResolution.objects.filter(task=task).first()
+    if existing is None and (task.status != TaskStatus.DISPUTED or payment.status != PaymentStatus.SUCCEEDED):
         raise InvalidState("Only the secured payment of a disputed task can be refunded.")
     if existing is not None and existing.outcome != DisputeOutcome.REFUND_FULL:
         raise InvalidState(f"The dispute was already resolved differently ({existing.outcome}).")
-    resolved = dispute_resolve(
-        task_id=payment.task_id, outcome=DisputeOutcome.REFUND_FULL, staff_user=staff_user, note=note
-    )
+    resolved = dispute_resolve(task_id=task.pk, outcome=DisputeOutcome.REFUND_FULL, staff_user=staff_user, note=note)
     return resolved.payment
 
 
-def _book_refund(payment: Payment, amount: Decimal, *, key: str, provider_ref: str) -> None:
-    """The refunded part of the task's captured money leaves the ledger (claims and the platform's balance)."""
-    ledger_refunded(
-        source=f"task:{payment.task_id}", currency=payment.currency, amount=amount, key=key, provider_ref=provider_ref
-    )
-
-
 def payment_refund_released(*, task_id: UUID) -> Payment:
-    """Staff: refund the poster in full after the task was released (docs/payouts.md#refunds-after-release).
-
-    As a resolution: with no lock held, the seller's transfer is reversed (when one was made and the
-    money is not paid out yet) and the rest of the payment refunded, each keyed by the earning or the
-    payment; then, under the task's lock and once, the earning is reversed (a paid-out one is debited
-    from the owner's balance) and the refund written to the ledger."""
-    payment = Payment.objects.filter(
-        task_id=task_id, status__in=(PaymentStatus.RELEASED, PaymentStatus.REFUNDED)
-    ).first()
+    """Staff: refund the poster in full after the task was released (docs/payouts.md#refunds-after-release):
+    payments.services.payments.payment_refund_after_release, once."""
+    payment = payment_refund_after_release(source=task_source(task_id))
     if payment is None:
         raise InvalidState("Only a released payment can be refunded after release.")
-    if payment.status == PaymentStatus.REFUNDED:
-        return payment
-    source = f"task:{task_id}"
-    earning = Earning.objects.filter(source=source).first()
-    if earning is not None and not earning.reversed_amount:
-        earning_transfer_reverse(earning=earning)
-    remaining = payment.amount - payment.refunded_amount
-    ref = refund_once(
-        payment_id=payment.provider_payment_id, amount=remaining, idempotency_key=f"refund-after-release:{payment.pk}"
-    )
-    with transaction.atomic():
-        Task.objects.select_for_update().filter(pk=task_id).first()  # the lock order: the task first
-        payment = Payment.objects.select_for_update().get(pk=payment.pk)
-        if payment.status == PaymentStatus.REFUNDED:  # a twin recorded it
-            return payment
-        earning_reverse(source=source)
-        remaining = payment.amount - payment.refunded_amount  # `charge.refunded` may have booked some first
-        if remaining > 0:
-            _book_refund(payment, remaining, key=f"after-release:{payment.pk}", provider_ref=ref)
-        payment.status, payment.refunded_amount = PaymentStatus.REFUNDED, payment.amount
-        payment.save(update_fields=["status", "refunded_amount", "updated_at"])
-        logger.warning("payment %s of task %s refunded after release", payment.provider_payment_id, task_id)
     return payment

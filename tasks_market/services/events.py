@@ -7,7 +7,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from tasks_market.models import Bid, Delivery, Payment, Task
+from payments.models import Payment
+from tasks_market.models import Bid, Delivery, Task
 from webhooks_app.services import event_publish
 
 
@@ -50,7 +51,7 @@ def payment_data(payment: Payment, task: Task) -> dict[str, Any]:
     return {
         "task_id": task.id,
         "task_status": task.status,
-        "bid_id": payment.bid_id,
+        "bid_id": payment.reference_id,
         "payment_id": payment.id,
         "provider": payment.provider,
         "provider_payment_id": payment.provider_payment_id,

@@ -10,7 +10,7 @@ dispute race:
    own withdrawn), and its secured payment's refund is due (`refund_due_at`). Every other money path needs
    the task in another state, so after the claim none applies.
 2. The refund at the provider, with no transaction open, keyed by the payment (one per selection of the
-   task): tasks_market.services.payments.payment_refund_due.
+   task): payments.services.payments.payment_refund_due.
 3. Its record, under the task's lock, once: the payment `refunded`, its captured money out of the ledger.
    A provider that cannot be reached leaves the refund due; the beat's refund sweep makes it.
 """
@@ -25,9 +25,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound, ProviderUnavailable
-from tasks_market.models import Bid, BidStatus, Delivery, DeliveryStatus, Payment, PaymentStatus, Task, TaskStatus
+from payments.models import PaymentStatus
+from payments.services.payments import payment_refund_due, payment_refund_mark_due
+from tasks_market.models import Bid, BidStatus, Delivery, DeliveryStatus, Task, TaskStatus
+from tasks_market.selectors import selected_payment
 from tasks_market.services.cancels import task_cancel_locked
-from tasks_market.services.payments import payment_refund_due
 
 logger = logging.getLogger(__name__)
 
@@ -73,11 +75,7 @@ def _claim(task_id: UUID, *, poster=None, seller=None, bid_id: UUID | None = Non
         raise NotFound()
     if seller is not None and delivery.bid_id != bid_id:
         raise NotFound()
-    payment = (
-        Payment.objects.select_for_update()
-        .filter(task=task, bid_id=task.selected_bid_id, status=PaymentStatus.SUCCEEDED, refund_due_at__isnull=True)
-        .first()
-    )
+    payment = selected_payment(task, lock=True, status=PaymentStatus.SUCCEEDED, refund_due_at__isnull=True)
     if payment is None or delivery is None or not _claimable(task, delivery, by_seller=seller is not None):
         raise InvalidState(f"Only a paid task whose work has not been handed in can be cancelled; it is {task.status}.")
     now = timezone.now()
@@ -88,8 +86,7 @@ def _claim(task_id: UUID, *, poster=None, seller=None, bid_id: UUID | None = Non
                 f"The delivery is due by {due.isoformat()}; until then only the agent's owner can cancel "
                 "(by withdrawing its bid, which refunds you in full)."
             )
-    payment.refund_due_at = now
-    payment.save(update_fields=["refund_due_at", "updated_at"])
+    payment_refund_mark_due(payment, job=False)  # made right after this claim commits (_refund)
     delivery.status = DeliveryStatus.CANCELLED
     delivery.save(update_fields=["status", "updated_at"])
     if seller is not None:

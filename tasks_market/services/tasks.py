@@ -13,9 +13,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import InvalidState, NotFound
+from payments.models import PaymentStatus
 from payments.providers import get_payment_provider
-from tasks_market.models import Payment, PaymentStatus, Task, TaskStatus
+from payments.services.payments import payment_cancel_waiting
+from tasks_market.models import Task, TaskStatus
 from tasks_market.models.market import check_amount_places
+from tasks_market.selectors import task_payments
 from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.errors import InvalidField
 from tasks_market.services.events import publish, task_data
@@ -90,9 +93,9 @@ def task_cancel(*, task_id: UUID, poster=None) -> Task:
     for _ in range(CANCEL_ROUNDS):
         task = _cancellable(Task.objects.filter(id=task_id), poster)
         waiting = set(
-            Payment.objects.filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT).values_list(
-                "provider_payment_id", flat=True
-            )
+            task_payments(task.pk)
+            .filter(status=PaymentStatus.REQUIRES_PAYMENT)
+            .values_list("provider_payment_id", flat=True)
         )
         if waiting:
             provider = get_payment_provider()
@@ -118,10 +121,9 @@ def _record_cancel(task_id: UUID, poster, cancelled_at_provider: set[str]) -> Ta
     """The cancel itself, under the task's lock; None when a payment not cancelled at the provider yet
     is waiting (the caller cancels it and comes back)."""
     task = _cancellable(Task.objects.select_for_update().filter(id=task_id), poster)
-    waiting = list(Payment.objects.select_for_update().filter(task=task, status=PaymentStatus.REQUIRES_PAYMENT))
+    waiting = list(task_payments(task.pk).select_for_update().filter(status=PaymentStatus.REQUIRES_PAYMENT))
     if any(payment.provider_payment_id not in cancelled_at_provider for payment in waiting):
         return None
     for payment in waiting:
-        payment.status = PaymentStatus.CANCELLED
-        payment.save(update_fields=["status", "updated_at"])
+        payment_cancel_waiting(payment)
     return task_cancel_locked(task)

@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from accounts.models import User
 from accounts.services import user_delete
-from payments.models import LocalPayment, LocalSubscription, Payout
+from payments.models import LocalPayment, LocalSubscription, Payment, PaymentStatus, Payout
 from payments.services.payouts import payouts_run
-from tasks_market.models import Bid, BidStatus, Delivery, Payment, PaymentStatus, Task, TaskStatus
+from tasks_market.models import Bid, BidStatus, Delivery, Task, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
 from teams.models import Team, TeamStatus
 from teams.services import team_link_subscription, teams_cancel_ended, teams_wind_down_catch_up
@@ -167,7 +167,7 @@ def test_its_open_tasks_are_cancelled_and_take_no_bids(alice_api, bob_api, djang
     assert Bid.objects.filter(task_id=task["id"]).count() == 1
     # The task awaiting its payment is cancelled too, and so is the payment, at the provider first.
     assert Task.objects.get(id=awaiting["task"]["id"]).status == TaskStatus.CANCELLED
-    payment = Payment.objects.get(task_id=awaiting["task"]["id"])
+    payment = Payment.objects.get(source=f"task:{awaiting['task']['id']}")
     assert payment.status == PaymentStatus.CANCELLED
     assert LocalPayment.objects.get(id=payment.provider_payment_id).status == "cancelled"
 

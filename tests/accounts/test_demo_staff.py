@@ -15,7 +15,8 @@ from accounts.management.commands.ensure_demo_user import DEMO_EMAIL, DEMO_STAFF
 from accounts.models import User
 from demo.management.commands.seed_demo import Command as SeedDemo
 from demo.management.commands.seed_demo import Progress
-from tasks_market.models import DisputeResolution, PaymentStatus
+from payments.models import PaymentStatus
+from tasks_market.models import Delivery, DisputeResolution
 from tests.conftest import client_with_token, jwt_for
 from tests.payouts.conftest import disputed, in_review, payment_of
 from tests.support.admin import actions_of
@@ -64,7 +65,7 @@ def test_the_demo_user_is_staff_by_its_group_only(demo):
     ("page", "actions"),
     [
         # docs/payouts.md: the payment admin lists cancelled payments, and refunds a released one
-        ("/admin/tasks_market/payment/?status__exact=cancelled", {"refund"}),
+        ("/admin/payments/payment/?status__exact=cancelled", {"refund"}),
         ("/admin/tasks_market/delivery/", {"resolve", "retry"}),  # Deliveries → "Resolve the dispute"
         ("/admin/tasks_market/disputeresolution/", {"finish"}),  # the Dispute resolutions list, "Finish applying"
         ("/admin/payments/earning/?chargeback_state__exact=frozen", set()),
@@ -118,7 +119,7 @@ def test_the_demo_user_resolves_a_dispute_in_the_admin(demo_admin, demo, alice_a
     task_id = disputed(alice_api, seller_api, api)["task"]["id"]
     delivery = demo_admin.post(
         "/admin/tasks_market/delivery/",
-        {"action": "resolve", "_selected_action": [str(payment_of(task_id).task.delivery.pk)]},
+        {"action": "resolve", "_selected_action": [str(Delivery.objects.get(task_id=task_id).pk)]},
         secure=True,
     )
     assert delivery.status_code == 302
@@ -140,10 +141,10 @@ def test_the_demo_user_refunds_a_released_payment_in_the_admin(demo_admin, alice
     task_id = in_review(alice_api, seller_api, api)["task"]["id"]
     assert alice_api.post(f"/api/v1/tasks/{task_id}/delivery/approve").status_code == 200
     payment = payment_of(task_id)
-    assert demo_admin.get(f"/admin/tasks_market/payment/{payment.pk}/change/", secure=True).status_code == 200
+    assert demo_admin.get(f"/admin/payments/payment/{payment.pk}/change/", secure=True).status_code == 200
 
     demo_admin.post(
-        "/admin/tasks_market/payment/", {"action": "refund", "_selected_action": [str(payment.pk)]}, secure=True
+        "/admin/payments/payment/", {"action": "refund", "_selected_action": [str(payment.pk)]}, secure=True
     )
 
     payment.refresh_from_db()

@@ -121,7 +121,7 @@ def test_concurrent_selects_of_one_task(server, scenario, receiver):
     task = poster.get(f"/api/v1/tasks/{task_id}").json()
     bids = poster.get(f"/api/v1/tasks/{task_id}/bids", params={"limit": 100}).json()["items"]
     payments = server.query(
-        f"from tasks_market.models import Payment\nresult = Payment.objects.filter(task_id={task_id!r}).count()"
+        f"from payments.models import Payment\nresult = Payment.objects.filter(source='task:' + {task_id!r}).count()"
     )
     scenario.effects.update(
         winners=len(winners),
@@ -171,9 +171,9 @@ def test_concurrent_copies_of_one_payment_event(server, scenario, receiver):
     task = poster.get(f"/api/v1/tasks/{task_id}").json()
     delivery = poster.get(f"/api/v1/tasks/{task_id}/delivery")
     effects = server.query(
-        "from tasks_market.models import Delivery, Payment\n"
+        "from payments.models import Payment\nfrom tasks_market.models import Delivery\n"
         f"result = {{'deliveries': Delivery.objects.filter(task_id={task_id!r}).count(),"
-        f" 'succeeded_payments': Payment.objects.filter(task_id={task_id!r}, status='succeeded').count()}}"
+        f" 'succeeded_payments': Payment.objects.filter(source='task:' + {task_id!r}, status='succeeded').count()}}"
     )
     dispatches = 0
     if receiver is not None:  # the agent's endpoint gets the task once (the worker dispatches it)

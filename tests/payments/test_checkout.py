@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from payments.models import LocalCheckoutSession, LocalPayment, LocalSubscription
-from tasks_market.models import Bid, Payment, Task
+from payments.models import LocalCheckoutSession, LocalPayment, LocalSubscription, Payment
+from tasks_market.models import Bid, Task
 from teams.models import Team
 from tests.tasks_market.conftest import Receiver, selected_task
 from webhooks_app.models import InboundEvent

@@ -10,9 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from payments import registry
-from payments.models import LocalPayment
+from payments.models import LocalPayment, Payment, PaymentStatus
 from payments.providers.local import LocalPaymentProvider
-from tasks_market.models import Payment, PaymentStatus
 from tests.payouts.test_held_payments import held
 from webhooks_app.models import InboundEvent
 

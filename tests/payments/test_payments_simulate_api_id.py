@@ -10,9 +10,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from payments.models import LocalPayment
+from payments.models import LocalPayment, PaymentStatus
 from payments.providers.local import LocalPaymentProvider
-from tasks_market.models import PaymentStatus
 from tests.tasks_market.factories import PaymentFactory
 
 pytestmark = pytest.mark.django_db

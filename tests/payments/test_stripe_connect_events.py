@@ -27,13 +27,13 @@ from django.utils import timezone
 
 from core.errors import ProviderUnavailable
 from payments.events import SignedEvent
-from payments.models import Earning, Payout, PayoutAccount
+from payments.models import Earning, Payment, Payout, PayoutAccount
 from payments.providers.stripe import StripePaymentProvider
 from payments.services.earnings import earnings_settle
+from payments.services.payments import held_payments_capture
 from payments.services.payouts import payout_owner, payout_send
-from tasks_market.models import DeliveryStatus, Payment, Task
+from tasks_market.models import DeliveryStatus, Task
 from tasks_market.services.disputes import payment_refund_released
-from tasks_market.services.payments import held_payments_capture
 from tests.conftest import client_with_token, jwt_for
 from tests.support.stripe_server import stored_intent, stripe_event, stripe_stand_in
 from tests.tasks_market.conftest import Receiver, place_bid, post_task, register_agent
@@ -431,19 +431,23 @@ def _held_at_stripe(stripe, poster) -> tuple[Task, str]:
     task, _ = delivering_task(poster=poster, delivery_status=DeliveryStatus.SUBMITTED)
     intent = stored_intent(stripe, {"amount": "15000", "currency": "usd", "capture_method": "manual"})
     stripe.pay(intent["id"])
-    Payment.objects.filter(task=task).update(provider="stripe", provider_payment_id=intent["id"], captured_at=None)
+    Payment.objects.filter(source=f"task:{task.pk}").update(
+        provider="stripe", provider_payment_id=intent["id"], captured_at=None
+    )
     return task, intent["id"]
 
 
 def test_a_held_payment_is_captured_at_stripe_by_the_beat_before_it_expires(alice, alice_api, stripe):
     task, intent_id = _held_at_stripe(stripe, alice)
-    Payment.objects.filter(task=task).update(succeeded_at=timezone.now() - timedelta(days=4))  # paid 4 days ago
+    Payment.objects.filter(source=f"task:{task.pk}").update(
+        succeeded_at=timezone.now() - timedelta(days=4)
+    )  # paid 4 days ago
 
     assert held_payments_capture() == 1
 
     assert [c.form for c in stripe.posts(f"/v1/payment_intents/{intent_id}/capture")] == [[]]
     assert stripe.intents[intent_id]["status"] == "succeeded"
-    assert Payment.objects.get(task=task).captured_at is not None
+    assert Payment.objects.get(source=f"task:{task.pk}").captured_at is not None
     response = alice_api.post(f"/api/v1/tasks/{task.id}/delivery/approve")
     assert response.status_code == 200, response.content
     assert Earning.objects.get(source=f"task:{task.id}").amount == Decimal("135")
@@ -454,7 +458,7 @@ def test_a_held_payment_whose_authorisation_lapsed_at_stripe_cannot_be_released(
 
     assert post(api, stripe.expire_authorisation(intent_id)) == "processed"
 
-    assert Payment.objects.get(task=task).status == "cancelled"
+    assert Payment.objects.get(source=f"task:{task.pk}").status == "cancelled"
     response = alice_api.post(f"/api/v1/tasks/{task.id}/delivery/approve")
     assert response.status_code == 409, response.content
     assert stripe.posts(f"/v1/payment_intents/{intent_id}/capture") == []

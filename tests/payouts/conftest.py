@@ -10,10 +10,10 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from payments.models import LedgerLine, LocalConnectObject, PayoutAccount
+from payments.models import LedgerLine, LocalConnectObject, Payment, PayoutAccount
 from payments.providers.local import LocalPaymentProvider, account_event_object
 from payments.services.accounts import payout_account_apply, payout_account_start
-from tasks_market.models import Payment, Task
+from tasks_market.models import Task
 from tests.conftest import client_with_token, jwt_for
 from tests.support.factories import UserFactory
 from tests.tasks_market.conftest import selected_task, simulate_payment
@@ -110,7 +110,7 @@ def seller_api(seller):
 
 
 def payment_of(task_id) -> Payment:
-    return Payment.objects.get(task_id=task_id)
+    return Payment.objects.get(source=f"task:{task_id}")
 
 
 def task_of(task_id) -> Task:

@@ -24,20 +24,21 @@ def main() -> None:
     from django.utils import timezone
 
     from payments.ledger_check import ledger_problems
-    from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, PayoutAccount
+    from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, Payment, PayoutAccount
     from payments.providers.local_balance import book
     from payments.services.captures import ledger_captured
     from payments.services.payouts import payouts_run
-    from tasks_market.models import Delivery, DeliveryStatus, DisputeResolution, Payment
+    from tasks_market.models import Delivery, DeliveryStatus, DisputeResolution, Task
     from tasks_market.services.deliveries import deliveries_release_due, delivery_approve
-    from tasks_market.services.disputes import dispute_resolve
+    from tasks_market.services.disputes import dispute_resolve, payment_refund
+    from tasks_market.services.paid_cancel import bid_withdraw_paid, task_cancel_paid
     from tests.tasks_market.factories import AgentFactory, delivering_task
 
     call_command("migrate", verbosity=0)
 
     def paid(status: str, agent=None):
         task, delivery = delivering_task(delivery_status=status, **({"agent": agent} if agent else {}))
-        payment = Payment.objects.get(task=task)
+        payment = Payment.objects.get(source=f"task:{task.pk}")
         Payment.objects.filter(pk=payment.pk).update(captured_at=timezone.now())
         ledger_captured(source=f"task:{task.id}", currency=payment.currency, amount=payment.amount)
         LocalPayment.objects.create(
@@ -80,7 +81,7 @@ def main() -> None:
     out["two_staff"] = together(lambda: dispute_resolve(**split), lambda: dispute_resolve(**split))
     out["two_staff_resolutions"] = DisputeResolution.objects.filter(task=task).count()
     out["two_staff_refunded_minor"] = LocalPayment.objects.get(
-        id=Payment.objects.get(task=task).provider_payment_id
+        id=Payment.objects.get(source=f"task:{task.pk}").provider_payment_id
     ).amount_refunded_minor
 
     agent = AgentFactory()
@@ -95,8 +96,38 @@ def main() -> None:
     out["refund_vs_payout"] = together(lambda: dispute_resolve(**split), payouts_run)
     payouts_run()
     out["refund_vs_payout_refunds"] = LedgerEntry.objects.filter(kind="refunded", source=f"task:{second.id}").count()
-    paid = agent.owner.payouts.filter(status="paid")
-    out["refund_vs_payout_paid"] = str(sum(p.amount for p in paid).quantize(Decimal("0.01")))
+    paid_out = agent.owner.payouts.filter(status="paid")
+    out["refund_vs_payout_paid"] = str(sum(p.amount for p in paid_out).quantize(Decimal("0.01")))
+
+    # Staff's admin refund of a disputed task racing a release resolution: one decision applies.
+    task = paid(DeliveryStatus.DISPUTED)
+    payment = Payment.objects.get(source=f"task:{task.pk}")
+    out["refund_vs_release"] = together(
+        lambda: payment_refund(payment_id=payment.pk),
+        lambda: dispute_resolve(task_id=task.id, outcome="release_full", note="Good enough."),
+    )
+    out["refund_vs_release_resolutions"] = DisputeResolution.objects.filter(task=task).count()
+    out["refund_vs_release_refunded_minor"] = LocalPayment.objects.get(
+        id=payment.provider_payment_id
+    ).amount_refunded_minor
+    out["refund_vs_release_earnings"] = Earning.objects.filter(source=f"task:{task.id}").count()
+
+    # The poster cancelling an overdue paid task while its seller gives it up: refunded once.
+    task = Task.objects.get(pk=paid(DeliveryStatus.DISPATCHED).pk)
+    Task.objects.filter(pk=task.pk).update(deadline=timezone.now() - timedelta(days=2))
+    Payment.objects.filter(source=f"task:{task.pk}").update(succeeded_at=timezone.now() - timedelta(days=10))
+    seller = task.selected_bid.bidder
+    out["cancel_vs_withdraw"] = sorted(
+        together(
+            lambda: task_cancel_paid(task_id=task.id, poster=task.poster),
+            lambda: bid_withdraw_paid(user=seller, task_id=task.id, bid_id=task.selected_bid_id),
+        )
+    )
+    payment = Payment.objects.get(source=f"task:{task.pk}")
+    out["cancel_vs_withdraw_refunded_minor"] = LocalPayment.objects.get(
+        id=payment.provider_payment_id
+    ).amount_refunded_minor
+    out["cancel_vs_withdraw_refunds"] = LedgerEntry.objects.filter(kind="refunded", source=f"task:{task.id}").count()
     out["ledger_problems"] = ledger_problems()
     print(json.dumps(out))
 

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 
 from payments.ledger_check import ledger_problems
-from payments.models import Earning, LocalPayment
-from tasks_market.models import DisputeResolution, PaymentStatus, TaskStatus
+from payments.models import Earning, LocalPayment, PaymentStatus
+from tasks_market.models import Delivery, DisputeResolution, TaskStatus
 from tasks_market.services.disputes import PARTY_REFUSED
 from tests.conftest import client_with_token, jwt_for
 from tests.payouts.conftest import disputed, in_review, ledger_rows, payment_of, print_ledger, task_of
@@ -222,7 +222,7 @@ def test_a_party_gets_403_from_the_admin_resolve_form_and_action(alice, alice_ap
     client = Client()
     client.force_login(alice)
     url = f"/admin/tasks_market/disputeresolution/resolve/{task_id}/"
-    delivery = payment_of(task_id).task.delivery
+    delivery = Delivery.objects.get(task_id=task_id)
 
     page = client.get(url, secure=True)
     post = client.post(url, {"outcome": "refund_full", "note": "Mine."}, secure=True)

@@ -9,10 +9,10 @@ import pytest
 from django.utils import timezone
 
 from payments.ledger_check import ledger_problems
-from payments.models import Earning, LedgerEntry, LocalPayment
+from payments.models import Earning, LedgerEntry, LocalPayment, Payment, PaymentStatus
 from payments.providers.local import LocalPaymentProvider
-from tasks_market.models import DeliveryStatus, Payment, PaymentStatus
-from tasks_market.services.payments import held_payments_capture
+from payments.services.payments import held_payments_capture
+from tasks_market.models import DeliveryStatus
 from tests.conftest import client_with_token, jwt_for
 from tests.payouts.conftest import paid_task
 from tests.tasks_market.conftest import post_payment_event
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 def held(delivery_status=DeliveryStatus.SUBMITTED, *, age=timedelta(0)):
     task, delivery = delivering_task(delivery_status=delivery_status)
-    payment = Payment.objects.get(task=task)
+    payment = Payment.objects.get(source=f"task:{task.pk}")
     Payment.objects.filter(pk=payment.pk).update(succeeded_at=timezone.now() - age)
     LocalPayment.objects.create(
         id=payment.provider_payment_id, amount_minor=15000, currency="usd", client_secret="s", status="succeeded"
@@ -58,7 +58,7 @@ def test_the_beat_captures_held_payments_before_they_expire(db, settings):
     assert old.captured_at is not None and old.status == PaymentStatus.SUCCEEDED
     assert LocalPayment.objects.get(id=old.provider_payment_id).status == "released"
     assert young.captured_at is None
-    assert LedgerEntry.objects.filter(kind="captured", source=f"task:{old.task_id}").count() == 1
+    assert LedgerEntry.objects.filter(kind="captured", source=old.source).count() == 1
     assert ledger_problems() == []
 
 

@@ -11,10 +11,9 @@ from payments import ledger
 from payments.events import SignedEvent
 from payments.ledger import seller_balances
 from payments.ledger_check import ledger_problems
-from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, Payout
+from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, PaymentStatus, Payout
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
-from tasks_market.models import PaymentStatus
 from tasks_market.services.disputes import payment_refund_released
 from tests.payouts.conftest import in_review, ledger_rows, onboard, payment_of
 
@@ -55,7 +54,7 @@ def test_a_refund_of_an_earning_whose_payout_failed_takes_its_money_back_from_th
 
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(
-            "/admin/tasks_market/payment/",
+            "/admin/payments/payment/",
             {"action": "refund", "_selected_action": [str(payment_of(task_id).pk)]},
             secure=True,
         )

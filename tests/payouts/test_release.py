@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from payments.ledger import seller_balances
 from payments.ledger_check import ledger_problems
-from payments.models import Earning, LedgerEntry, LocalPayment, Payout
+from payments.models import Earning, LedgerEntry, LocalPayment, PaymentStatus, Payout
 from payments.services.earnings import earnings_settle
 from payments.services.payouts import payouts_run
-from tasks_market.models import Delivery, DeliveryStatus, PaymentStatus, TaskStatus
+from tasks_market.models import Delivery, DeliveryStatus, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
 from tests.payouts.conftest import (
     in_review,

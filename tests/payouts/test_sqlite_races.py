@@ -33,4 +33,12 @@ def test_each_race_applies_once_on_sqlite(tmp_path):
     assert result["refund_vs_payout"] == ["ok", "ok"], result
     assert result["refund_vs_payout_refunds"] == 1, result
     assert result["refund_vs_payout_paid"] == "225.00", result  # 135.00 + 90.00, each once
+    # Exactly one of staff's refund and the release resolution applies.
+    assert result["refund_vs_release_resolutions"] == 1, result
+    refunded, earnings = result["refund_vs_release_refunded_minor"], result["refund_vs_release_earnings"]
+    assert (refunded, earnings) in ((15000, 0), (0, 1)), result
+    assert sorted(result["refund_vs_release"]) == ["InvalidState", "ok"], result
+    # The poster's cancel and the seller's withdrawal: one wins, the payment is refunded once.
+    assert result["cancel_vs_withdraw"] == ["InvalidState", "ok"], result
+    assert (result["cancel_vs_withdraw_refunded_minor"], result["cancel_vs_withdraw_refunds"]) == (15000, 1), result
     assert result["ledger_problems"] == [], result

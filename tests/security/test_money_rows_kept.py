@@ -9,8 +9,8 @@ from django.db.models import ProtectedError
 from django.test import Client
 
 from payments.ledger import ledger_post
-from payments.models import Chargeback, Earning, Payout, PayoutAccount
-from tasks_market.models import DisputeResolution, Payment, Task
+from payments.models import Chargeback, Earning, Payment, Payout, PayoutAccount
+from tasks_market.models import DisputeResolution, Task
 from tests.support.admin import actions_of
 from tests.support.factories import UserFactory
 from tests.tasks_market.factories import delivering_task
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 MONEY_PAGES = [
     "tasks_market/task",
     "tasks_market/bid",
-    "tasks_market/payment",
+    "payments/payment",
     "tasks_market/delivery",
     "tasks_market/disputeresolution",
     "payments/earning",
@@ -35,13 +35,13 @@ MONEY_PAGES = [
 @pytest.mark.parametrize("page", MONEY_PAGES)
 def test_the_admin_offers_no_delete_of_money_rows_even_to_a_superuser(admin_client, page):
     task, _ = delivering_task()
-    payment = Payment.objects.get(task=task)
+    payment = Payment.objects.get(source=f"task:{task.pk}")
 
     listing = admin_client.get(f"/admin/{page}/", secure=True)
 
     assert listing.status_code == 200, page
     assert "delete_selected" not in actions_of(listing)
-    if page == "tasks_market/payment":
+    if page == "payments/payment":
         delete = admin_client.post(f"/admin/{page}/{payment.pk}/delete/", {"post": "yes"}, secure=True)
         assert delete.status_code == 403
         assert Payment.objects.filter(pk=payment.pk).exists()
@@ -55,13 +55,13 @@ def test_deleting_a_poster_or_a_task_does_not_take_its_payments():
     with pytest.raises(ProtectedError), transaction.atomic():
         Task.objects.filter(pk=task.pk).delete()
 
-    assert Payment.objects.filter(task=task).exists()
+    assert Payment.objects.filter(source=f"task:{task.pk}").exists()
 
 
 @pytest.mark.parametrize("table", ["tasks_market_payment", "tasks_market_disputeresolution"])
 def test_the_database_refuses_a_delete_of_money_rows(table):
     task, _ = delivering_task(delivery_status="disputed")
-    payment = Payment.objects.get(task=task)
+    payment = Payment.objects.get(source=f"task:{task.pk}")
     resolution = DisputeResolution.objects.create(task=task, outcome="refund_full", currency="usd")
     pk = payment.pk if table == "tasks_market_payment" else resolution.pk
 
@@ -76,7 +76,7 @@ def test_the_database_refuses_a_delete_of_money_rows(table):
 def test_staff_without_a_superuser_cannot_delete_a_task_with_delete_permission():
     task, _ = delivering_task()
     deleter = UserFactory(
-        is_staff=True, permissions=["tasks_market.view_task", "tasks_market.delete_task", "tasks_market.delete_payment"]
+        is_staff=True, permissions=["tasks_market.view_task", "tasks_market.delete_task", "payments.delete_payment"]
     )
     client = Client()
     client.force_login(deleter)

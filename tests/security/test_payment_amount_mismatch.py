@@ -14,7 +14,8 @@ import pytest
 from django.test import Client
 
 from payments.events import build_event
-from tasks_market.models import Payment, Task
+from payments.models import Payment
+from tasks_market.models import Task
 from tests.tasks_market.conftest import place_bid, post_task, register_agent
 from webhooks_app.models import InboundEvent
 
@@ -30,7 +31,11 @@ def payment(alice_api, bob_api) -> Payment:
     selected = alice_api.post(f"/api/v1/tasks/{task['id']}/bids/{bid['id']}/select")
     assert selected.status_code == 200, selected.content
     payment = Payment.objects.get(id=selected.json()["payment"]["id"])
-    assert (payment.amount, payment.currency, payment.task.status) == (40, "usd", "awaiting_payment")
+    assert (payment.amount, payment.currency, Task.objects.get(pk=payment.source_id).status) == (
+        40,
+        "usd",
+        "awaiting_payment",
+    )
     return payment
 
 
@@ -64,7 +69,7 @@ def test_a_success_for_other_money_is_recorded_and_not_applied(api, payment, mon
 
     assert response.status_code == 200, response.content
     assert response.json() == {"status": "rejected", "event_id": event.event_id}
-    assert Task.objects.get(id=payment.task_id).status == "awaiting_payment"
+    assert Task.objects.get(id=payment.source_id).status == "awaiting_payment"
     refused = Payment.objects.get(id=payment.id)
     assert refused.status == "requires_payment"
     assert refused.mismatch_reason and refused.mismatch_event_id == event.event_id
@@ -82,12 +87,12 @@ def test_a_refused_event_is_not_applied_when_sent_again_and_the_real_one_still_i
         HTTP_PAYMENTS_SIGNATURE=event.headers["Payments-Signature"],
     )
     assert again.json()["status"] == "duplicate"
-    assert Task.objects.get(id=payment.task_id).status == "awaiting_payment"
+    assert Task.objects.get(id=payment.source_id).status == "awaiting_payment"
 
     _, real = _succeeded(api, payment, amount=4000, currency="USD", amount_received=4000)
 
     assert real.json()["status"] == "processed"
-    assert Task.objects.get(id=payment.task_id).status == "delivering"
+    assert Task.objects.get(id=payment.source_id).status == "delivering"
     assert Payment.objects.get(id=payment.id).status == "succeeded"
 
 
@@ -96,8 +101,8 @@ def test_staff_find_refused_payments_with_an_admin_filter(api, payment, staff):
     admin = Client()
     admin.force_login(staff)
 
-    flagged = admin.get("/admin/tasks_market/payment/?mismatch=yes", secure=True)
-    clean = admin.get("/admin/tasks_market/payment/?mismatch=no", secure=True)
+    flagged = admin.get("/admin/payments/payment/?mismatch=yes", secure=True)
+    clean = admin.get("/admin/payments/payment/?mismatch=no", secure=True)
     events = admin.get("/admin/webhooks_app/inboundevent/?status__exact=rejected", secure=True)
 
     assert flagged.status_code == clean.status_code == events.status_code == 200

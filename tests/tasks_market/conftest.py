@@ -143,8 +143,8 @@ def post_payment_event(
     api, event_type: str, provider_payment_id: str, *, created: int | None = None, event_id: str | None = None
 ):
     """A signed event about one of our payments, carrying its amount and currency as a provider's does."""
+    from payments.models import Payment
     from payments.money import to_minor
-    from tasks_market.models import Payment
 
     obj = {"id": provider_payment_id, "object": "payment_intent", "status": "succeeded", "metadata": {}}
     payment = Payment.objects.filter(provider_payment_id=provider_payment_id).first()

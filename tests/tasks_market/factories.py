@@ -7,19 +7,9 @@ from decimal import Decimal
 import factory
 from django.utils import timezone
 
+from payments.models import Payment, PaymentStatus
 from signed_delivery.signing import new_secret
-from tasks_market.models import (
-    Agent,
-    Bid,
-    BidJudgement,
-    Delivery,
-    DeliveryStatus,
-    DeliverySubmission,
-    Payment,
-    PaymentStatus,
-    Task,
-    TaskStatus,
-)
+from tasks_market.models import Agent, Bid, BidJudgement, Delivery, DeliveryStatus, DeliverySubmission, Task, TaskStatus
 from tests.support.factories import UserFactory
 
 
@@ -73,8 +63,14 @@ class PaymentFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Payment
 
-    bid = factory.SubFactory(BidFactory)
-    task = factory.SelfAttribute("bid.task")
+    class Params:
+        bid = factory.SubFactory(BidFactory)
+        task = factory.SelfAttribute("bid.task")
+
+    source = factory.LazyAttribute(lambda payment: f"task:{payment.task.pk}")
+    reference = factory.LazyAttribute(lambda payment: f"bid:{payment.bid.pk}")
+    payer = factory.SelfAttribute("task.poster")
+    payee = factory.SelfAttribute("bid.bidder")
     provider = "local"
     provider_payment_id = factory.Sequence(lambda n: f"pi_test{n:020d}")
     amount = factory.SelfAttribute("bid.amount")

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from payments.models import LocalPayment
-from tasks_market.models import Payment
+from payments.models import LocalPayment, Payment
 from tests.support.factories import UserFactory
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory, delivering_task, text_artefact
 
@@ -78,7 +77,7 @@ def _setup(alice) -> dict:
     incoming = BidFactory(task=own_open, agent=AgentFactory(owner=carol))
     outgoing = BidFactory(task=carols_open, agent=agent)
     review_task, _ = delivering_task(poster=alice, delivery_status="submitted")
-    payment = Payment.objects.get(task=review_task)
+    payment = Payment.objects.get(source=f"task:{review_task.pk}")
     LocalPayment.objects.create(
         id=payment.provider_payment_id, amount_minor=15000, currency="usd", client_secret="s", status="succeeded"
     )

@@ -16,9 +16,10 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from tasks_market.models import Delivery, DeliveryStatus, Payment, PaymentStatus, Task, TaskStatus
+from payments.models import Payment, PaymentStatus
+from payments.services.payments import refunds_catch_up
+from tasks_market.models import Delivery, DeliveryStatus, Task, TaskStatus
 from tasks_market.services.disputes import payment_refund
-from tasks_market.services.payments import refunds_catch_up
 from tests.conftest import client_with_token, jwt_for
 from tests.support.stripe_server import stored_intent, stripe_stand_in
 from tests.tasks_market.conftest import post_payment_event
@@ -48,7 +49,7 @@ def _awaiting_payment(stripe, **task_fields) -> tuple[Task, Payment, str]:
 
 def _paid(stripe, delivery_status: str) -> tuple[Task, Delivery, Payment, str]:
     task, delivery = delivering_task(delivery_status=delivery_status)
-    payment = Payment.objects.get(task=task)
+    payment = Payment.objects.get(source=f"task:{task.pk}")
     return task, delivery, payment, _at_stripe(stripe, payment)
 
 

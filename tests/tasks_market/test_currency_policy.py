@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 
 from payments.fees import fee_minimum, fee_split
-from payments.models import Earning, LocalPayment
+from payments.models import Earning, LocalPayment, Payment
 from payments.money import exponent, places_problem
-from tasks_market.models import Bid, DisputeResolution, Payment, TaskStatus
+from tasks_market.models import Bid, DisputeResolution, TaskStatus
 from tasks_market.models.market import CURRENCIES, check_amount_places
 from tests.payouts.conftest import in_review, payment_of, task_of
 from tests.tasks_market.conftest import place_bid, post_task, register_agent, simulate_payment, task_body
@@ -110,7 +110,7 @@ def test_the_fee_the_poster_saw_at_selection_is_the_one_released(settings, alice
 
     earning = Earning.objects.get(source=f"task:{task_id}")
     assert (earning.fee, earning.amount) == (Decimal("15.00"), Decimal("135.00"))
-    payment = Payment.objects.get(task_id=task_id)
+    payment = Payment.objects.get(source=f"task:{task_id}")
     assert (payment.fee_percent, payment.fee_minimum) == (Decimal(10), Decimal(0))
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from payments.models import LocalPayment
-from tasks_market.models import Delivery, Payment, Task
+from payments.models import LocalPayment, Payment
+from tasks_market.models import Delivery, Task
 from tests.conftest import client_with_token, jwt_for
 from tests.tasks_market.factories import delivering_task, text_artefact
 
@@ -17,7 +17,7 @@ def paid(alice):
     """Alice's task, delivering; its agent belongs to someone else (`agent_api`)."""
     task, delivery = delivering_task(poster=alice)
     LocalPayment.objects.create(
-        id=Payment.objects.get(task=task).provider_payment_id,
+        id=Payment.objects.get(source=f"task:{task.pk}").provider_payment_id,
         amount_minor=15000,
         currency="usd",
         client_secret="s",
@@ -73,7 +73,7 @@ def test_approve_releases_the_payment(paid, agent_api, alice_api):
 
     assert response.status_code == 200
     assert (response.json()["status"], response.json()["task_status"]) == ("approved", "completed")
-    payment = Payment.objects.get(task=task)
+    payment = Payment.objects.get(source=f"task:{task.pk}")
     assert payment.status == "released" and payment.released_at is not None
     assert LocalPayment.objects.get(id=payment.provider_payment_id).status == "released"
     assert Task.objects.get(pk=task.pk).completed_at is not None
@@ -90,7 +90,7 @@ def test_dispute_keeps_the_payment_secured(paid, agent_api, alice_api):
     assert response.status_code == 200
     assert (response.json()["status"], response.json()["dispute_reason"]) == ("disputed", "Off topic.")
     assert Task.objects.get(pk=task.pk).status == "disputed"
-    assert Payment.objects.get(task=task).status == "succeeded"
+    assert Payment.objects.get(source=f"task:{task.pk}").status == "succeeded"
 
 
 def test_at_most_three_revisions(paid, agent_api, alice_api, django_capture_on_commit_callbacks):

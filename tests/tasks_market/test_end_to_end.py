@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from payments.models import LocalPayment
-from tasks_market.models import Delivery, Payment
+from payments.models import LocalPayment, Payment
+from tasks_market.models import Delivery
 from tests.conftest import client_with_token, jwt_for
 from tests.support.factories import UserFactory
 from tests.tasks_market.conftest import Receiver, place_bid, post_task, register_agent, simulate_payment

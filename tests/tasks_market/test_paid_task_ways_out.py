@@ -11,19 +11,9 @@ import pytest
 from django.utils import timezone
 
 from payments.ledger_check import ledger_problems
-from payments.models import Earning, LedgerEntry, LocalPayment
+from payments.models import Earning, LedgerEntry, LocalPayment, Payment, PaymentStatus
 from payments.providers.local import LocalPaymentProvider
-from tasks_market.models import (
-    Bid,
-    BidStatus,
-    Delivery,
-    DeliveryStatus,
-    DisputeResolution,
-    Payment,
-    PaymentStatus,
-    Task,
-    TaskStatus,
-)
+from tasks_market.models import Bid, BidStatus, Delivery, DeliveryStatus, DisputeResolution, Task, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
 from tasks_market.services.disputes import payment_refund
 from tests.payouts.conftest import (
@@ -41,7 +31,7 @@ def overdue(task_id) -> None:
     """The task's deadline and the bid's eta both passed."""
     past = timezone.now() - timedelta(days=30)
     Task.objects.filter(pk=task_id).update(deadline=past)
-    Payment.objects.filter(task_id=task_id).update(succeeded_at=past)
+    Payment.objects.filter(source=f"task:{task_id}").update(succeeded_at=past)
 
 
 def refunded_once(task_id) -> None:
@@ -129,7 +119,7 @@ def test_an_admin_refund_of_a_disputed_task_is_its_full_refund_resolution(alice_
 @pytest.mark.django_db
 def test_a_held_payment_that_expired_ends_its_task_and_the_window_job_leaves_it(api, caplog):
     task, delivery = delivering_task(delivery_status=DeliveryStatus.SUBMITTED)
-    payment = Payment.objects.get(task=task)
+    payment = Payment.objects.get(source=f"task:{task.pk}")
     LocalPayment.objects.create(
         id=payment.provider_payment_id, amount_minor=15000, currency="usd", client_secret="s", status="succeeded"
     )

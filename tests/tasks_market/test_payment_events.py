@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from payments.models import LocalPayment
-from tasks_market.models import Bid, Delivery, Payment, Task
+from payments.models import LocalPayment, Payment
+from tasks_market.models import Bid, Delivery, Task
 from tests.tasks_market.conftest import (
     place_bid,
     post_payment_event,

@@ -9,10 +9,10 @@ import pytest
 
 from payments.events import build_event
 from payments.ledger_check import ledger_problems
-from payments.models import Earning, EarningStatus, LedgerEntry
+from payments.models import Earning, EarningStatus, LedgerEntry, PaymentStatus
 from payments.money import to_minor
 from payments.providers.local import LocalPaymentProvider
-from tasks_market.models import PaymentStatus, TaskStatus
+from tasks_market.models import TaskStatus
 from tasks_market.services.disputes import payment_refund_released
 from tests.payouts.conftest import in_review, paid_task, payment_of, task_of
 

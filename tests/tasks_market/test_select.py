@@ -5,8 +5,8 @@ import threading
 import pytest
 from django.db import connection
 
-from payments.models import LocalPayment
-from tasks_market.models import Bid, Payment, Task
+from payments.models import LocalPayment, Payment
+from tasks_market.models import Bid, Task
 from tests.conftest import client_with_token, jwt_for
 from tests.support.factories import UserFactory
 from tests.tasks_market.conftest import place_bid, post_task, register_agent
@@ -123,10 +123,10 @@ def test_twenty_concurrent_selects_of_different_bids_make_one_winner():
     winner = next(body for code, body in results if code == 200)
     assert Payment.objects.count() == 1
     assert LocalPayment.objects.count() == 1
-    assert Payment.objects.get().bid_id == Task.objects.get(pk=task.pk).selected_bid_id
-    assert str(Payment.objects.get().bid_id) == winner["bid"]["id"]
-    assert list(Bid.objects.filter(task=task, status="selected").values_list("id", flat=True)) == [
-        Payment.objects.get().bid_id
+    assert Payment.objects.get().reference == f"bid:{Task.objects.get(pk=task.pk).selected_bid_id}"
+    assert Payment.objects.get().reference_id == winner["bid"]["id"]
+    assert [f"bid:{pk}" for pk in Bid.objects.filter(task=task, status="selected").values_list("id", flat=True)] == [
+        Payment.objects.get().reference
     ]
     assert Task.objects.get(pk=task.pk).status == "awaiting_payment"
 

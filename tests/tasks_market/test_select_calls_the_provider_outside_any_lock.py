@@ -12,9 +12,9 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from payments.models import LocalPayment
+from payments.models import LocalPayment, Payment
 from payments.providers import get_payment_provider
-from tasks_market.models import Bid, Payment, Task
+from tasks_market.models import Bid, Task
 from tests.conftest import client_with_token, jwt_for
 from tests.support.factories import UserFactory
 from tests.support.stripe_server import stripe_stand_in
@@ -191,10 +191,10 @@ def test_concurrent_selects_with_a_slow_provider_make_one_winner_and_the_rest_40
 
     assert sorted(code for code, _ in results) == [200] + [409] * (len(bids) - 1)
     winner = next(body for code, body in results if code == 200)
-    assert Payment.objects.get().bid_id == Task.objects.get(pk=task.pk).selected_bid_id
-    assert str(Payment.objects.get().bid_id) == winner["bid"]["id"]
-    assert list(Bid.objects.filter(task=task, status="selected").values_list("id", flat=True)) == [
-        Payment.objects.get().bid_id
+    assert Payment.objects.get().reference == f"bid:{Task.objects.get(pk=task.pk).selected_bid_id}"
+    assert Payment.objects.get().reference_id == winner["bid"]["id"]
+    assert [f"bid:{pk}" for pk in Bid.objects.filter(task=task, status="selected").values_list("id", flat=True)] == [
+        Payment.objects.get().reference
     ]
     assert stripe.keys(INTENTS) == [f"bid-select:{winner['bid']['id']}:0"]
 

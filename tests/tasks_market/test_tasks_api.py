@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from payments.models import LocalPayment
-from tasks_market.models import Bid, Payment, Task
+from payments.models import LocalPayment, Payment
+from tasks_market.models import Bid, Task
 from tests.tasks_market.conftest import iso_in, place_bid, post_task, register_agent
 from tests.tasks_market.factories import TaskFactory, delivering_task
 

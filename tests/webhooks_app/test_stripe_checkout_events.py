@@ -16,7 +16,8 @@ import pytest
 
 from assistant.models import CreditTopUp
 from payments.events import build_event
-from tasks_market.models import Delivery, Payment, Task
+from payments.models import Payment
+from tasks_market.models import Delivery, Task
 from teams.models import Team
 from tests.support.servers import serve_http
 from tests.tasks_market.conftest import place_bid, post_task, register_agent

@@ -26,12 +26,13 @@ DEMO_STAFF_GRANTS: dict[str, tuple[str, ...]] = {
     "accounts": ALL,  # API keys (revoke)
     "accounts.user": VIEW,
     "brands": ALL,
-    "tasks_market": ALL,  # payments (refund), deliveries (resolve a dispute), dispute resolutions (finish)
+    "tasks_market": ALL,  # deliveries (resolve a dispute), dispute resolutions (finish)
     "teams": ALL,  # unsubscribe, reactivate
     "assistant": ALL,  # credit adjustments
     "webhooks_app": ALL,  # re-process an inbound event, replay a delivery
     "scrapers": ALL,  # refresh a snapshot
     "payments": VIEW,  # earnings, payouts, chargebacks, the ledger: read-only, money moves by the actions above
+    "payments.payment": ("view", "change"),  # payments: "change" is the Refund action's permission
 }
 
 

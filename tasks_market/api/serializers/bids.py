@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import checkout_return_url
+from payments.models import Payment
 from payments.providers import PROVIDERS
 from tasks_market.api.serializers.common import (
     ArtefactInput,
@@ -14,7 +15,7 @@ from tasks_market.api.serializers.common import (
     whole_amounts_in,
 )
 from tasks_market.api.serializers.tasks import TaskSerializer
-from tasks_market.models import Bid, BidJudgement, Payment
+from tasks_market.models import Bid, BidJudgement
 from tasks_market.models.market import CURRENCIES, JudgementStatus, check_amount_places, check_currency
 from tasks_market.services import judging
 

@@ -12,16 +12,16 @@ from core.access import Access
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.errors import NotFound
+from payments.models import Payment
 from payments.providers import PROVIDERS
 from tasks_market.api.serializers.common import FeePartField
-from tasks_market.models import Payment
 from tasks_market.models.market import CURRENCIES
 from tasks_market.selectors import receipt_payment
 
 
 class ReceiptSerializer(serializers.ModelSerializer):
-    task_id = serializers.UUIDField(source="task.id")
-    task_title = serializers.CharField(source="task.title")
+    task_id = serializers.UUIDField(source="source_id")
+    task_title = serializers.CharField()
     payment_id = serializers.UUIDField(source="id")
     provider = serializers.ChoiceField(choices=PROVIDERS)
     provider_payment_id = serializers.CharField(help_text="The provider's reference of the payment (`pi_...`).")
