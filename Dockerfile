@@ -25,6 +25,7 @@ COPY accounts ./accounts
 COPY assistant ./assistant
 COPY brands ./brands
 COPY demo ./demo
+COPY demo_seed ./demo_seed
 COPY payments ./payments
 COPY scrapers ./scrapers
 COPY signed_delivery ./signed_delivery

@@ -437,7 +437,7 @@ def main() -> int:
     from brands.models import Brand
     from core.models import RateLimitOverride
     from core.ratelimit import forget_overrides
-    from demo.management.commands.seed_demo import SHOWCASE_BRAND
+    from demo_seed.management.commands.seed_demo import SHOWCASE_BRAND
     from tasks_market.models import Task, TaskStatus
 
     RateLimitOverride.objects.get_or_create(
@@ -577,8 +577,8 @@ def add_open_tasks(count: int) -> None:
 def deep_cursor(depth: int) -> str | None:
     """The open list's cursor after its first `depth` rows, as a client walking there would hold it."""
     from core.api.pagination import encode_cursor
-    from tasks_market.api.views.tasks import ORDER
     from tasks_market.models import Task, TaskStatus
+    from tasks_market.selectors.task_list import ORDER
 
     row = (
         Task.objects.filter(status=TaskStatus.OPEN)

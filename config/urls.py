@@ -1,5 +1,6 @@
 """Routes. Every API route lives under /api/v1 and is declared in its app's `api/urls.py`."""
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
@@ -53,8 +54,9 @@ urlpatterns = [
     re_path(r"^media/(?P<path>.+)$", serve_file, {"document_root": settings.MEDIA_ROOT}),
     re_path(r"^api/", api_not_found),  # anything else under /api answers in JSON, never HTML
 ]
-if settings.DEMO_AGENT_ENABLED or settings.DEMO_INBOX_ENABLED:
-    # The local profile's demo agent and webhook inbox (docs/guide.md#the-local-demo).
+if apps.is_installed("demo") and (settings.DEMO_AGENT_ENABLED or settings.DEMO_INBOX_ENABLED):
+    # The local profile's demo agent and webhook inbox (docs/guide.md#the-local-demo): only where its app is
+    # installed (config/settings/local.py), since their views use its model.
     urlpatterns.append(path("", include("demo.urls")))
 
 # Under /api/ each answers JSON in the error shape (core.views; see docs/decisions.md#errors).

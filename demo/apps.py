@@ -3,12 +3,15 @@ from django.conf import settings
 
 
 class DemoConfig(AppConfig):
-    """The demo data set (`manage.py seed_demo`), and the local profile's demo agent and webhook inbox
-    (docs/guide.md#the-local-demo). It works through every domain app's services, so it lives apart from
-    all of them rather than in `core` (see docs/architecture.md#apps)."""
+    """The local profile's demo agent and webhook inbox (docs/guide.md#the-local-demo), with `demo_agent` and
+    `demo_info` (`make info`): installed by config/settings/local.py (and the tests' settings) only, never by
+    the base settings production builds on, so production has neither its `InboxMessage` table nor its
+    routes (tests/demo/test_production_installs_no_demo_model.py). The demo data set, `seed_demo`, is the
+    `demo_seed` app, which every profile installs. It works through the domain apps' services, so it lives
+    apart from all of them rather than in `core` (see docs/architecture.md#apps)."""
 
     name = "demo"
-    verbose_name = "Demo data"
+    verbose_name = "Local demo"
 
     def ready(self) -> None:
         if settings.DEMO_AGENT_ENABLED:

@@ -1,5 +1,5 @@
-"""The local demo's routes (docs/guide.md#the-local-demo); config/urls.py includes them only when
-DEMO_AGENT_ENABLED / DEMO_INBOX_ENABLED are on (the local profile)."""
+"""The local demo's routes (docs/guide.md#the-local-demo); config/urls.py includes them only where this app
+is installed and DEMO_AGENT_ENABLED / DEMO_INBOX_ENABLED are on (the local profile)."""
 
 from django.conf import settings
 from django.urls import path, re_path

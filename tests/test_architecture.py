@@ -17,6 +17,7 @@ DOMAIN_APPS = (
     "assistant",
     "brands",
     "demo",
+    "demo_seed",
     "payments",
     "scrapers",
     "tasks_market",

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 CODE = ("config", "core", "signed_delivery", "accounts", "assistant", "brands", "demo", "payments", "scrapers")
-CODE += ("tasks_market", "teams", "webhooks_app", "scripts", "tests", "bench", "tools")
+CODE += ("demo_seed", "tasks_market", "teams", "webhooks_app", "scripts", "tests", "bench", "tools")
 
 FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.DOTALL | re.MULTILINE)
 CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)

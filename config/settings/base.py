@@ -41,7 +41,8 @@ INSTALLED_APPS = [
     "assistant",
     "webhooks_app",
     "scrapers",
-    "demo",
+    # `seed_demo` (no models). The local demo agent and webhook inbox, `demo`, are config/settings/local.py's.
+    "demo_seed",
 ]
 
 MIDDLEWARE = [
@@ -209,7 +210,7 @@ OUTBOUND_RESOLVER = None
 # them, to this server's own origin, for its demo agent and webhook inbox (docs/guide.md#the-local-demo).
 OUTBOUND_ALLOWED_ORIGINS: list[str] = []
 OUTBOUND_ALLOWED_ORIGINS_CA = ""
-# The demo agent and the webhook inbox (the demo app): the local profile turns them on.
+# The demo agent and the webhook inbox (the demo app): the local profile installs that app and turns them on.
 DEMO_AGENT_ENABLED = False
 DEMO_INBOX_ENABLED = False
 

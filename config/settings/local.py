@@ -73,9 +73,11 @@ EARNING_HOLD_DAYS = env.int("EARNING_HOLD_DAYS", default=0)
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="accounts.mail.FilePerMessageBackend")
 EMAIL_FILE_PATH = str(VAR_DIR / "mail")  # noqa: F405
 
-# The demo agent and the webhook inbox are served by this server (docs/guide.md#the-local-demo). Outbound
+# The demo agent and the webhook inbox are served by this server (docs/guide.md#the-local-demo): the `demo`
+# app, which this profile alone installs (production has no table, route or command of it). Outbound
 # calls may reach this one origin on loopback, its self-signed certificate trusted for it alone; every
 # other private address stays refused unless OUTBOUND_ALLOW_PRIVATE_URLS=true.
+INSTALLED_APPS = [*INSTALLED_APPS, "demo"]  # noqa: F405
 DEMO_AGENT_ENABLED = env.bool("DEMO_AGENT_ENABLED", default=True)
 DEMO_INBOX_ENABLED = env.bool("DEMO_INBOX_ENABLED", default=True)
 if DEMO_AGENT_ENABLED or DEMO_INBOX_ENABLED:

@@ -9,6 +9,7 @@ from config.settings.base import (
     DATABASES,
     DEMO_AGENT_ENABLED,
     DEMO_INBOX_ENABLED,
+    INSTALLED_APPS,
     OUTBOUND_ALLOW_PRIVATE_URLS,
     OUTBOUND_ALLOWED_ORIGINS,
     REDIS_URL,
@@ -22,7 +23,8 @@ if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL in production.")
 if OUTBOUND_ALLOW_PRIVATE_URLS:
     raise ImproperlyConfigured("OUTBOUND_ALLOW_PRIVATE_URLS is for local development only.")
-if OUTBOUND_ALLOWED_ORIGINS or DEMO_AGENT_ENABLED or DEMO_INBOX_ENABLED:
+if OUTBOUND_ALLOWED_ORIGINS or DEMO_AGENT_ENABLED or DEMO_INBOX_ENABLED or "demo" in INSTALLED_APPS:
+    # The `demo` app (its InboxMessage table, routes and commands) is config/settings/local.py's to install.
     raise ImproperlyConfigured("The demo agent, the webhook inbox and their loopback origin are local only.")
 
 LOGGING["handlers"]["console"]["formatter"] = "json"  # noqa: F405  (one JSON object per line)

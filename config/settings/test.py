@@ -29,13 +29,16 @@ if _XDIST_WORKER.startswith("gw") and os.environ.get("REDIS_URL"):
         os.environ["CELERY_BROKER_URL"] = os.environ["REDIS_URL"]
 
 from config.settings.base import *  # noqa: E402, F403 (after the worker's REDIS_URL above)
-from config.settings.base import DATABASES, REDIS_URL, env  # noqa: E402
+from config.settings.base import DATABASES, INSTALLED_APPS, REDIS_URL, env  # noqa: E402
 
 if not DATABASES["default"]["ENGINE"].endswith("postgresql") or not REDIS_URL:
     from django.core.exceptions import ImproperlyConfigured
 
     raise ImproperlyConfigured("Tests run against PostgreSQL and Redis: run them with `make test`.")
 
+# The local profile's demo app (config/settings/local.py) is tested too; its agent and inbox stay off unless a
+# test turns them on (tests/demo/).
+INSTALLED_APPS = [*INSTALLED_APPS, "demo"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {
     "default": {
@@ -54,7 +57,7 @@ WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = None  # nothing is collected in tests; the finders serve the apps' files
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"  # mail.outbox
 # As `make run` (config/settings/local.py): a released earning is paid on the next run; the holding
-# period's tests set EARNING_HOLD_DAYS themselves (tests/payouts/test_payout_money.py).
+# period's tests set EARNING_HOLD_DAYS themselves (tests/payments/payouts/test_payout_money.py).
 EARNING_HOLD_DAYS = env.int("EARNING_HOLD_DAYS", default=0)
 # Tests change what /health checks between calls in one process: no remembered result (tests/core/test_health.py
 # turns it on where it tests it).

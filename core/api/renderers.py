@@ -1,14 +1,20 @@
-"""The API's JSON renderer: DRF's, which also serves bodies rendered before (core.pagecache)."""
+"""The API's JSON renderer: DRF's, which also serves bodies rendered before (by whatever keeps them: the
+kept pages of core.pagecache do)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from rest_framework import renderers
 
-from core.pagecache import Entry
+
+class RenderedBodies(Protocol):
+    """Where a response's rendered bodies are kept (core.pagecache.Entry is one)."""
+
+    def body(self, variant: Hashable, render: Callable[[], bytes]) -> bytes:
+        """The body kept for `variant`, or `render()`'s (kept, when there is room)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +23,7 @@ class Rendered:
     `Response(Rendered(...))` answers the bytes DRF would render from `data()`, from the second time
     without building or rendering the data."""
 
-    entry: Entry
+    entry: RenderedBodies
     variant: Hashable
     data: Callable[[], Any]
 

@@ -20,7 +20,7 @@ from teams.models import Team, TeamStatus
 from teams.services import team_link_subscription, teams_cancel_ended, teams_wind_down_catch_up
 from teams.tasks import cancel_closed_account_team
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import in_review, onboard, paid_task
+from tests.payments.payouts.conftest import in_review, onboard, paid_task
 from tests.support.factories import DEFAULT_PASSWORD, UserFactory
 from tests.support.stripe_server import stripe_stand_in
 from tests.tasks_market.conftest import place_bid, post_task, register_agent, selected_task, simulate_payment

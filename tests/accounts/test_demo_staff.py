@@ -13,12 +13,12 @@ from django.test import Client
 
 from accounts.management.commands.ensure_demo_user import DEMO_EMAIL, DEMO_STAFF_GROUP, demo_staff_permissions
 from accounts.models import User
-from demo.management.commands.seed_demo import Command as SeedDemo
-from demo.management.commands.seed_demo import Progress
+from demo_seed.management.commands.seed_demo import Command as SeedDemo
+from demo_seed.management.commands.seed_demo import Progress
 from payments.models import PaymentStatus
 from tasks_market.models import Delivery, DisputeResolution
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import disputed, in_review, payment_of
+from tests.payments.payouts.conftest import disputed, in_review, payment_of
 from tests.support.admin import actions_of
 from tests.support.factories import UserFactory
 

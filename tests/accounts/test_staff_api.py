@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from accounts.models import User
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import disputed
+from tests.payments.payouts.conftest import disputed
 from tests.support.factories import UserFactory, permission_objects
 
 pytestmark = pytest.mark.django_db

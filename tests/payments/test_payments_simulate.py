@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from payments import registry
 from payments.models import LocalPayment, Payment, PaymentStatus
 from payments.providers.local import LocalPaymentProvider
-from tests.payouts.test_held_payments import held
+from tests.payments.payouts.test_held_payments import held
 from webhooks_app.models import InboundEvent
 
 

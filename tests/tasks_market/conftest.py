@@ -183,7 +183,7 @@ def selected_task(poster_api, bidder_api, agent_url: str = "https://agents.examp
 
 @pytest.fixture
 def seller(db):
-    """The agent's owner of the money tests (tests/payouts/conftest.py has the same)."""
+    """The agent's owner of the money tests (tests/payments/payouts/conftest.py has the same)."""
     from tests.support.factories import UserFactory
 
     return UserFactory(email="seller@example.com")

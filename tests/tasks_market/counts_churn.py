@@ -136,11 +136,11 @@ def _stamp_moves(poster) -> bool:
 def _kept_pages_follow_writes(poster) -> bool:
     """The open list's kept page (core.pagecache) is served again while nothing is written, and not after a
     write: the stamps of this engine's triggers, read outside any transaction."""
-    from tasks_market.api.views.tasks import OPEN_PAGES, _tasks_page
+    from tasks_market.selectors.task_list import OPEN_PAGES, tasks_page
     from tests.tasks_market.factories import TaskFactory
 
     def read():
-        return _tasks_page(poster, "open", None, None, limit=100, offset=0)
+        return tasks_page(poster, "open", None, None, limit=100, offset=0)
 
     first = OPEN_PAGES.page((100, 0, None), read)
     again = OPEN_PAGES.page((100, 0, None), read)

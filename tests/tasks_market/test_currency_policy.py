@@ -13,7 +13,7 @@ from payments.models import Earning, LocalPayment, Payment
 from payments.money import exponent, places_problem
 from tasks_market.models import Bid, DisputeResolution, TaskStatus
 from tasks_market.models.market import CURRENCIES, check_amount_places
-from tests.payouts.conftest import in_review, payment_of, task_of
+from tests.payments.payouts.conftest import in_review, payment_of, task_of
 from tests.tasks_market.conftest import place_bid, post_task, register_agent, simulate_payment, task_body
 from tests.tasks_market.factories import text_artefact
 

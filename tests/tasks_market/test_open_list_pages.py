@@ -14,9 +14,9 @@ from django.db import connection, connections, transaction
 
 from core import counters
 from core.models import Counter
-from tasks_market.api.views.tasks import OPEN_PAGES
 from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import Task, TaskStatus
+from tasks_market.selectors.task_list import OPEN_PAGES
 from tests.conftest import client_with_token, jwt_for
 from tests.support.factories import UserFactory
 from tests.tasks_market.conftest import post_task

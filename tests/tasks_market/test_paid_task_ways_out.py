@@ -16,7 +16,7 @@ from payments.providers.local import LocalPaymentProvider
 from tasks_market.models import Bid, BidStatus, Delivery, DeliveryStatus, DisputeResolution, Task, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
 from tasks_market.services.disputes import payment_refund
-from tests.payouts.conftest import (
+from tests.payments.payouts.conftest import (
     disputed,
     in_review,
     paid_task,

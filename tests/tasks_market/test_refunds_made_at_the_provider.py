@@ -14,7 +14,7 @@ from payments.money import to_minor
 from payments.providers.local import LocalPaymentProvider
 from tasks_market.models import TaskStatus
 from tasks_market.services.disputes import payment_refund_released
-from tests.payouts.conftest import in_review, paid_task, payment_of, task_of
+from tests.payments.payouts.conftest import in_review, paid_task, payment_of, task_of
 
 pytestmark = pytest.mark.django_db
 

@@ -13,6 +13,7 @@ from rest_framework import serializers
 from tasks_market.api.serializers.common import money_field, whole_amounts_in
 from tasks_market.models import Task, TaskCategory
 from tasks_market.models.market import CURRENCIES, check_amount_places, check_currency
+from tasks_market.selectors.task_list import TASK_COLUMNS
 
 
 class _TaskFields(serializers.Serializer):
@@ -65,27 +66,6 @@ class TaskRemixInput(_TaskFields):
         for field in self.fields.values():
             field.required = False
             field.default = serializers.empty
-
-
-# The columns a task's representation reads: lists fetch exactly these with `.values()`.
-TASK_COLUMNS = (
-    "id",
-    "poster_id",
-    "title",
-    "description",
-    "budget_amount",
-    "budget_currency",
-    "deadline",
-    "category",
-    "requirements",
-    "status",
-    "remixed_from_id",
-    "selected_bid_id",
-    "created_at",
-    "updated_at",
-    "cancelled_at",
-    "completed_at",
-)
 
 
 def _datetime(value: datetime | None) -> str | None:

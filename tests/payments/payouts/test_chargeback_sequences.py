@@ -26,7 +26,7 @@ from payments.models import Earning, LocalConnectObject, Payout
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
 from tasks_market.services.disputes import payment_refund_released
-from tests.payouts.conftest import in_review, onboard
+from tests.payments.payouts.conftest import in_review, onboard
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """The money races on the embedded default (`make run`'s SQLite), in a process of its own, as
-tests/core/test_embedded_sqlite_queues_writers.py runs SQLite writers (tests/payouts/sqlite_races.py)."""
+tests/core/test_embedded_sqlite_queues_writers.py runs SQLite writers (tests/payments/payouts/sqlite_races.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_each_race_applies_once_on_sqlite(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
     env.update(DJANGO_SETTINGS_MODULE="config.settings.local", VAR_DIR=str(tmp_path / "var"))
     done = subprocess.run(
-        [sys.executable, "-m", "tests.payouts.sqlite_races"],
+        [sys.executable, "-m", "tests.payments.payouts.sqlite_races"],
         cwd=ROOT,
         env=env,
         capture_output=True,

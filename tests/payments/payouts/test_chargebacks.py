@@ -18,7 +18,7 @@ from payments.ledger_check import ledger_problems
 from payments.models import Chargeback, Earning, LedgerEntry, Payout
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
-from tests.payouts.conftest import in_review, onboard
+from tests.payments.payouts.conftest import in_review, onboard
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from payments.events import build_event
 from payments.models import Earning, LocalConnectObject, PayoutAccount
 from payments.onboarding import OnboardingInvalid, bank_account_parse, iban_valid, routing_valid
 from payments.services.payouts import payouts_run
-from tests.payouts.conftest import in_review, onboard
+from tests.payments.payouts.conftest import in_review, onboard
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from payments.models import Earning, LedgerEntry, LedgerLine
 from payments.services.payouts import payouts_run
 from payments.tasks import check_ledger
-from tests.payouts.conftest import disputed, in_review, onboard
+from tests.payments.payouts.conftest import disputed, in_review, onboard
 
 pytestmark = pytest.mark.django_db
 

@@ -33,7 +33,7 @@ from payments.services.chargebacks import chargeback_open
 from payments.services.earnings import earning_record, earnings_settle
 from payments.services.payouts import debt_recover, payout_owner, payout_send, payouts_run
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import in_review, onboard, payment_of
+from tests.payments.payouts.conftest import in_review, onboard, payment_of
 from tests.support.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from payments.services.payouts import payouts_run
 from tasks_market.models import Delivery, DisputeResolution, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import disputed, in_review, onboard, payment_of, run_together, task_of
+from tests.payments.payouts.conftest import disputed, in_review, onboard, payment_of, run_together, task_of
 from tests.support.factories import UserFactory
 from webhooks_app.models import WebhookEvent
 

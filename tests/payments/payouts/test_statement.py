@@ -12,8 +12,8 @@ from payments.ledger import seller_balances
 from payments.models import Earning, Payout
 from payments.services.payouts import payouts_run
 from tests.conftest import HttpsAPIClient, client_with_token, jwt_for
-from tests.payouts.conftest import in_review, onboard
-from tests.payouts.test_chargebacks import chargeback
+from tests.payments.payouts.conftest import in_review, onboard
+from tests.payments.payouts.test_chargebacks import chargeback
 from tests.support.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

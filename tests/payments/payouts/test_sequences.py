@@ -1,5 +1,5 @@
 """Random sequences of provider events and staff actions over a few tasks keep the books right
-(docs/payouts.md): a hypothesis state machine over tests/payouts/money_driver.py.
+(docs/payouts.md): a hypothesis state machine over tests/payments/payouts/money_driver.py.
 
 Two sellers, three tasks paid on the local provider and delivered. The rules are every step the driver
 knows, in any order: the poster approves or disputes a delivery, staff resolve a dispute (refund in full,
@@ -21,7 +21,7 @@ rolled back in `teardown`, so an example costs only its steps.
 A deeper search on demand, new examples each run:
 
     MONEY_SEQUENCES_EXAMPLES=500 MONEY_SEQUENCES_RANDOM=1 .venv/bin/python scripts/testenv.py -- \
-        .venv/bin/python -m pytest tests/payouts/test_sequences.py
+        .venv/bin/python -m pytest tests/payments/payouts/test_sequences.py
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
-from tests.payouts.money_driver import RESOLUTIONS, Base, Event, MoneyDriver, make_base
+from tests.payments.payouts.money_driver import RESOLUTIONS, Base, Event, MoneyDriver, make_base
 
 pytestmark = pytest.mark.django_db
 

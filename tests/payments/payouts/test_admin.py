@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from payments.models import Chargeback
-from tests.payouts.test_chargebacks import chargeback, released
+from tests.payments.payouts.test_chargebacks import chargeback, released
 
 pytestmark = pytest.mark.django_db
 

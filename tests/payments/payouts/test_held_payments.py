@@ -14,7 +14,7 @@ from payments.providers.local import LocalPaymentProvider
 from payments.services.payments import held_payments_capture
 from tasks_market.models import DeliveryStatus
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import paid_task
+from tests.payments.payouts.conftest import paid_task
 from tests.tasks_market.conftest import post_payment_event
 from tests.tasks_market.factories import delivering_task
 

@@ -15,7 +15,7 @@ from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayme
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
 from tasks_market.services.disputes import payment_refund_released
-from tests.payouts.conftest import in_review, ledger_rows, onboard, payment_of
+from tests.payments.payouts.conftest import in_review, ledger_rows, onboard, payment_of
 
 pytestmark = pytest.mark.django_db
 

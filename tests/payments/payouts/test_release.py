@@ -19,7 +19,7 @@ from payments.services.earnings import earnings_settle
 from payments.services.payouts import payouts_run
 from tasks_market.models import Delivery, DeliveryStatus, TaskStatus
 from tasks_market.services.deliveries import deliveries_release_due
-from tests.payouts.conftest import (
+from tests.payments.payouts.conftest import (
     in_review,
     ledger_rows,
     onboard,

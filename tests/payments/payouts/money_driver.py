@@ -1,4 +1,4 @@
-"""A driver of the money flow for the sequence tests (tests/payouts/test_event_orders.py, test_sequences.py).
+"""A driver of the money flow for the sequence tests (tests/payments/payouts/test_event_orders.py, test_sequences.py).
 
 A few tasks paid on the local provider and delivered, sellers with active payout accounts; then the steps
 that move money, each as a party, staff or the provider would take it:
@@ -39,7 +39,7 @@ from payments.models import Earning, LedgerLine, LocalConnectObject, LocalPaymen
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import onboard
+from tests.payments.payouts.conftest import onboard
 from tests.support.factories import UserFactory
 from tests.tasks_market.conftest import selected_task, simulate_payment
 from tests.tasks_market.factories import text_artefact
@@ -68,7 +68,7 @@ def refund_after_release_service():
     for module in ("payments.services.refunds", "payments.services.payments", "tasks_market.services.disputes"):
         if (found := _optional(module, "payment_refund_released")) is not None:
             return found
-    raise LookupError("payment_refund_released is gone: update tests/payouts/money_driver.py")
+    raise LookupError("payment_refund_released is gone: update tests/payments/payouts/money_driver.py")
 
 
 def reconcile_differences() -> list[str] | None:

@@ -4,7 +4,7 @@ event then again (the provider's retry, and a copy under a new id), end in the s
 
 The provider acts first, in its own order (its objects change, its events are stamped `created` in that
 order); then its events arrive in one of every permutation. Afterwards the payout run pays what is owed,
-and the books must hold (tests/payouts/money_driver.py, `MoneyDriver.problems`): ledger_check and
+and the books must hold (tests/payments/payouts/money_driver.py, `MoneyDriver.problems`): ledger_check and
 reconciliation pass, every earning's state matches its transfer, the ledger's money accounts equal the
 provider's balances, and each seller keeps exactly the part of its sales that was neither refunded nor
 lost: money paid out to a bank that the platform cannot take back stays booked as the seller's debt, and
@@ -20,7 +20,7 @@ import pytest
 from django.core.cache import cache
 from django.db import transaction
 
-from tests.payouts.money_driver import NET, Base, MoneyDriver, make_base, orders
+from tests.payments.payouts.money_driver import NET, Base, MoneyDriver, make_base, orders
 
 pytestmark = pytest.mark.django_db
 

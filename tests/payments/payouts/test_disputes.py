@@ -13,7 +13,7 @@ from payments.models import Earning, LocalPayment, PaymentStatus
 from tasks_market.models import Delivery, DisputeResolution, TaskStatus
 from tasks_market.services.disputes import PARTY_REFUSED
 from tests.conftest import client_with_token, jwt_for
-from tests.payouts.conftest import disputed, in_review, ledger_rows, payment_of, print_ledger, task_of
+from tests.payments.payouts.conftest import disputed, in_review, ledger_rows, payment_of, print_ledger, task_of
 from tests.support.admin import actions_of
 from tests.support.factories import UserFactory, permission_objects
 from webhooks_app.models import WebhookEvent

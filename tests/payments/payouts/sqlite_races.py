@@ -1,7 +1,7 @@
 """The money races on the embedded default (`make run`: SQLite, one threaded process), as
-tests/payouts/test_concurrency.py runs them on PostgreSQL.
+tests/payments/payouts/test_concurrency.py runs them on PostgreSQL.
 
-    DJANGO_SETTINGS_MODULE=config.settings.local VAR_DIR=<dir> python -m tests.payouts.sqlite_races
+    DJANGO_SETTINGS_MODULE=config.settings.local VAR_DIR=<dir> python -m tests.payments.payouts.sqlite_races
 
 Migrates a fresh database in VAR_DIR, runs each race with threads released by a barrier, and prints one
 JSON line: what each race left behind and the ledger check's problems.
