@@ -33,7 +33,7 @@ from tasks_market.selectors import is_party, selected_payment
 from tasks_market.services import agents as agent_services
 from tasks_market.services import deliveries as delivery_services
 from tasks_market.services import disputes as dispute_services
-from tasks_market.services import tasks as task_services
+from tasks_market.services import posting as task_services
 from tasks_market.services.errors import InvalidField
 
 

@@ -28,7 +28,7 @@ def churn(poster, threads: int = THREADS, rounds: int = ROUNDS) -> list[str]:
 
     from tasks_market.models import Task, TaskStatus
     from tasks_market.services import bids
-    from tasks_market.services import tasks as services
+    from tasks_market.services import posting as services
     from tests.tasks_market.factories import BidFactory
 
     start = threading.Barrier(threads)

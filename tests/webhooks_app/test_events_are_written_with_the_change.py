@@ -12,7 +12,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from tasks_market.services.tasks import task_create
+from tasks_market.services.posting import task_create
 from webhooks_app.delivery import webhook_deliveries_sweep
 from webhooks_app.models import WebhookDelivery, WebhookEvent
 from webhooks_app.services import event_publish

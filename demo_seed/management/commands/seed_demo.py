@@ -41,7 +41,7 @@ from scrapers.services import snapshot_trigger
 from tasks_market.models import Agent, Task, TaskCategory
 from tasks_market.services.agents import agent_register
 from tasks_market.services.bids import bid_create
-from tasks_market.services.tasks import task_create
+from tasks_market.services.posting import task_create
 from teams.models import Team, TeamType, Tier
 from teams.services import team_hire
 

@@ -27,7 +27,7 @@ from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
 from tasks_market.filters import TaskFilter
 from tasks_market.models import Task
 from tasks_market.selectors.task_list import ORDER, task_list_read
-from tasks_market.services import tasks as services
+from tasks_market.services import posting as services
 
 TAGS = ["tasks"]
 

@@ -1,4 +1,4 @@
-"""Tasks: create, cancel, remix."""
+"""Posting tasks: create, remix, cancel (the marketplace's `Task`; the Celery jobs are tasks_market/tasks.py)."""
 
 from __future__ import annotations
 
