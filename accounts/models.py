@@ -15,8 +15,6 @@ from accounts.addresses import domain_problem, mailing_address, normalise_email
 
 
 class UserManager(BaseUserManager):
-    use_in_migrations = True
-
     def with_address(self, email: str) -> models.QuerySet[User]:
         """The account an address names, by its key (accounts.addresses.normalise_email), first. A row without
         a key (inserted by the release before during a rolling deploy, or left keyless by migration 0006) is

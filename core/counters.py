@@ -1,7 +1,7 @@
 """Counts kept exactly, in O(1) to read (docs/decisions.md#lists).
 
 A list whose `total` must not cost a scan of its rows keeps its count in `core.models.Counter`: one row per
-(name, shard). Database triggers that an app's migration installs (`install_sql`) add each write's delta in
+(name, shard). Database triggers that an app's migration installs add each write's delta in
 the same transaction as the write, so every writer (services, the admin, `QuerySet.update`, bulk SQL) keeps
 it, and a rolled-back write takes its delta with it. On PostgreSQL the trigger is per statement (one
 upsert for a bulk insert of a million rows) and writes the shard `pg_backend_pid() % SHARDS`: concurrent
@@ -11,6 +11,10 @@ cycles between two of them). SQLite has one writer at a time: one shard, row tri
 Every statement that writes a counted row also raises its shard's `version` (moved or changed in place):
 the versions of a count's shards name one state of its rows (`stamp_of`), under which core.pagecache
 keeps pages of them.
+
+A migration carries its triggers as literal SQL, generated once with `install_sql` and pasted in (a migration
+imports no application code: tests/test_migrations_import_no_app_code.py), so replaying it installs what it
+installed then; changing a count's condition takes a new migration with its own SQL.
 
 Apps declare what a count counts in their `counters.py` (`register`), which the reconciliation
 (`counters_reconcile`, daily in the beat, and `manage.py counters_reconcile`) compares with a COUNT.
@@ -220,18 +224,3 @@ BEGIN
 END $$"""  # noqa: S608
 
 _SQLITE_START = f"abs(random() % {VERSION_START_RANGE})"
-
-
-def installer(
-    *, name: str, table: str, condition: str, versions: bool = True, seed: bool = True, backwards: bool = False
-):
-    """A migration operation's function that runs `install_sql` for the migrating database's vendor."""
-
-    def run(apps, schema_editor):
-        forward, reverse = install_sql(
-            schema_editor.connection.vendor, name=name, table=table, condition=condition, versions=versions, seed=seed
-        )
-        for statement in reverse if backwards else forward:
-            schema_editor.execute(statement, params=None)
-
-    return run

@@ -1,4 +1,9 @@
-"""The counts the marketplace keeps (core.counters; docs/decisions.md#lists)."""
+"""The counts the marketplace keeps (core.counters; docs/decisions.md#lists).
+
+`tasks.open` counts the open tasks: the rows of the queryset below, with which the reconciliation
+compares the kept count. The triggers that keep it are installed by tasks_market migrations 0005 and 0008,
+with the condition (`status = 'open'`) frozen in their SQL; counting something else takes a new migration
+with its own triggers."""
 
 from __future__ import annotations
 
@@ -6,6 +11,5 @@ from core import counters
 from tasks_market.models import Task, TaskStatus
 
 OPEN_TASKS = "tasks.open"
-OPEN_TASKS_TRIGGER = {"name": OPEN_TASKS, "table": "tasks_market_task", "condition": "{row}.status = 'open'"}
 
 counters.register(OPEN_TASKS, lambda: Task.objects.filter(status=TaskStatus.OPEN))
