@@ -33,8 +33,8 @@ def enqueue_now(task_name: str, *args, **kwargs) -> bool:
     and for the caller that must undo its own rows when nothing was queued (brands research)."""
     if task_name not in current_app.tasks:
         # Celery discovers the apps' task modules lazily; a web process may not have imported them yet.
-        # One thread discovers while the others wait: a second thread used to look the name up while the
-        # first was still importing, and got NotRegistered.
+        # One thread discovers while the others wait: a thread looking the name up while another is still
+        # importing the modules gets NotRegistered.
         with _discovery:
             if task_name not in current_app.tasks:
                 current_app.loader.import_default_modules()

@@ -28,7 +28,7 @@ from signed_delivery.engine import (
     delivery_settle,
 )
 from signed_delivery.sending import CallResult
-from webhooks_app.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookSubscription
+from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookDeliveryStatus, WebhookSubscription
 from webhooks_app.services import DELIVER_TASK, signing_secrets
 
 RETRY_DELAYS = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)  # seconds, after attempts 1..7
@@ -41,8 +41,8 @@ class WebhookChannel(Channel):
     attempt_model = WebhookAttempt
     schedule = SCHEDULE
     task_name = DELIVER_TASK
-    waiting = Q(status=DeliveryStatus.PENDING)
-    claim_changes = {"status": DeliveryStatus.SENDING}
+    waiting = Q(status=WebhookDeliveryStatus.PENDING)
+    claim_changes = {"status": WebhookDeliveryStatus.SENDING}
 
     def load(self, delivery_id: UUID | str, claim: datetime) -> WebhookDelivery | None:
         delivery = (
@@ -54,7 +54,7 @@ class WebhookChannel(Channel):
             delivery_settle(
                 delivery,
                 claim=claim,
-                status=DeliveryStatus.FAILED,
+                status=WebhookDeliveryStatus.FAILED,
                 last_error="The subscription is disabled.",
                 completed_at=timezone.now(),
             )
@@ -73,24 +73,24 @@ class WebhookChannel(Channel):
     def settle(self, delivery: WebhookDelivery, claim: datetime, result: CallResult, retry_at) -> None:
         error = result.error[:2000]
         if result.ok:
-            changes = {"status": DeliveryStatus.SUCCEEDED, "last_error": "", "completed_at": timezone.now()}
+            changes = {"status": WebhookDeliveryStatus.SUCCEEDED, "last_error": "", "completed_at": timezone.now()}
         elif result.status_code == 410:
             _disable(delivery.subscription, "The endpoint answered 410 Gone.")
             changes = {
-                "status": DeliveryStatus.FAILED,
+                "status": WebhookDeliveryStatus.FAILED,
                 "last_error": "The endpoint answered 410 Gone; the subscription was disabled.",
                 "completed_at": timezone.now(),
             }
         elif retry_at is None:
-            changes = {"status": DeliveryStatus.FAILED, "last_error": error, "completed_at": timezone.now()}
+            changes = {"status": WebhookDeliveryStatus.FAILED, "last_error": error, "completed_at": timezone.now()}
         else:
-            changes = {"status": DeliveryStatus.PENDING, "last_error": error, "next_attempt_at": retry_at}
+            changes = {"status": WebhookDeliveryStatus.PENDING, "last_error": error, "next_attempt_at": retry_at}
         delivery_settle(delivery, claim=claim, last_status_code=result.status_code, **changes)
-        outcome = "retrying" if changes["status"] == DeliveryStatus.PENDING else changes["status"]
+        outcome = "retrying" if changes["status"] == WebhookDeliveryStatus.PENDING else changes["status"]
         business_count(WEBHOOK_DELIVERIES, outcome=outcome)
 
     def given_back_changes(self, now: datetime) -> dict:
-        return {"status": DeliveryStatus.PENDING}
+        return {"status": WebhookDeliveryStatus.PENDING}
 
 
 CHANNEL = WebhookChannel()
@@ -112,8 +112,8 @@ def webhook_delivery_replay(*, delivery_id: UUID | str) -> bool:
     """Send a delivery again now (staff action). An exhausted delivery gets exactly one more attempt."""
     updated = (
         WebhookDelivery.objects.filter(pk=delivery_id)
-        .exclude(status=DeliveryStatus.SENDING)
-        .update(status=DeliveryStatus.PENDING, next_attempt_at=timezone.now(), completed_at=None)
+        .exclude(status=WebhookDeliveryStatus.SENDING)
+        .update(status=WebhookDeliveryStatus.PENDING, next_attempt_at=timezone.now(), completed_at=None)
     )
     if updated:
         enqueue_after_commit(DELIVER_TASK, str(delivery_id))

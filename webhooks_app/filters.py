@@ -5,11 +5,11 @@ from __future__ import annotations
 import django_filters
 
 from core.api.filters import FilterSet
-from webhooks_app.models import DeliveryStatus, WebhookDelivery
+from webhooks_app.models import WebhookDelivery, WebhookDeliveryStatus
 
 
 class DeliveryFilter(FilterSet):
-    status = django_filters.ChoiceFilter(choices=DeliveryStatus.choices)
+    status = django_filters.ChoiceFilter(choices=WebhookDeliveryStatus.choices)
 
     class Meta:
         model = WebhookDelivery

@@ -142,7 +142,7 @@ class WebhookEvent(models.Model):
         return f"{self.type} {self.created_at:%Y-%m-%d %H:%M:%S}"
 
 
-class DeliveryStatus(models.TextChoices):
+class WebhookDeliveryStatus(models.TextChoices):
     PENDING = "pending", "Pending"  # waiting for its next attempt (next_attempt_at)
     SENDING = "sending", "Sending"  # claimed by a worker
     SUCCEEDED = "succeeded", "Succeeded"
@@ -156,7 +156,9 @@ class WebhookDelivery(models.Model):
     event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
     subscription = models.ForeignKey(WebhookSubscription, on_delete=models.CASCADE, related_name="deliveries")
     message_id = models.CharField(max_length=64, unique=True)
-    status = models.CharField(max_length=20, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    status = models.CharField(
+        max_length=20, choices=WebhookDeliveryStatus.choices, default=WebhookDeliveryStatus.PENDING
+    )
     attempt_count = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)

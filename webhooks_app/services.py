@@ -22,7 +22,7 @@ from signed_delivery.sending import message_body
 from signed_delivery.signing import ROTATION_GRACE, new_secret
 from signed_delivery.signing import signing_secrets as current_secrets
 from webhooks_app.events import EVENT_TYPES
-from webhooks_app.models import DeliveryStatus, WebhookDelivery, WebhookEvent, WebhookSubscription
+from webhooks_app.models import WebhookDelivery, WebhookDeliveryStatus, WebhookEvent, WebhookSubscription
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ def webhook_event_record(*, owner_id, event_type: str, body: str) -> WebhookEven
                 subscription=subscription,
                 message_id=f"msg_{delivery_id.hex}",
                 id=delivery_id,
-                status=DeliveryStatus.PENDING,
+                status=WebhookDeliveryStatus.PENDING,
                 next_attempt_at=now,
             )
             for subscription, delivery_id in ((s, uuid.uuid4()) for s in subscriptions)

@@ -135,6 +135,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        # The count alone, as this migration first installed it; 0008 adds the versions.
+        # The count alone; 0008 adds the versions.
         migrations.RunPython(forwards, backwards),
     ]
