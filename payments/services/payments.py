@@ -177,11 +177,12 @@ def _awaited(payment: Payment) -> bool:
 def payment_refund_book(payment: Payment, *, upto: Decimal, key: str, provider_ref: str = "") -> None:
     """Under the payment's lock: the payment has `upto` refunded in all; the part our records do not hold yet
     (the provider's `charge.refunded` may have booked some first) leaves the ledger once, under `key`, when
-    the money was captured (a held payment's refund only gives the authorisation back)."""
+    the money was captured or released (a held payment's refund only gives the authorisation back)."""
     missing = upto - payment.refunded_amount
     if missing <= 0:
         return
-    if payment.captured_at is not None:
+    # Released money was captured, whether or not its payment recorded when (released before captures were).
+    if payment.captured_at is not None or payment.status == PaymentStatus.RELEASED:
         ledger_refunded(
             source=payment.source, currency=payment.currency, amount=missing, key=key, provider_ref=provider_ref
         )

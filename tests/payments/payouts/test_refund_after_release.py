@@ -108,3 +108,20 @@ def test_a_refund_after_payout_debits_the_owner(alice_api, seller_api, seller, a
     assert seller_balances(seller.pk)["usd"]["available"] == Decimal("-135.000")
     assert not LocalConnectObject.objects.filter(kind="reversal").exists()  # paid out: nothing to reverse
     assert ledger_problems() == []
+
+
+def test_a_payment_released_before_captures_were_recorded_has_its_refund_after_release_booked(
+    alice_api, seller_api, api
+):
+    """A payment released before `captured_at` existed has none, yet its money was captured: refunded after
+    release, the refund leaves the ledger as any other's does."""
+    task_id = released(alice_api, seller_api, api)
+    payment = payment_of(task_id)
+    type(payment).objects.filter(pk=payment.pk).update(captured_at=None)
+
+    refunded = payment_refund_released(task_id=task_id)
+
+    assert refunded.status == PaymentStatus.REFUNDED
+    assert LedgerEntry.objects.filter(kind="refunded", source=f"task:{task_id}").count() == 1
+    assert LocalPayment.objects.get(id=payment.provider_payment_id).amount_refunded_minor == 15000
+    assert ledger_problems() == []
