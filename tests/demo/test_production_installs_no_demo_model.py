@@ -5,15 +5,9 @@ production-shaped server with it. Each profile is resolved in a subprocess, as i
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from demo.models import InboxMessage
+from tests.support.settings_probe import run_probe
 
-ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import django, json
 django.setup()
@@ -30,16 +24,7 @@ print(json.dumps({
 
 
 def resolve(settings_module: str, **environment: str) -> dict:
-    # config.settings.test sets these for itself; production must not inherit them.
-    dev_only = {"OUTBOUND_ALLOW_PRIVATE_URLS", "DJANGO_DEBUG", "PUBLIC_BASE_URL", "PAYMENTS_LOCAL_WEBHOOK_URL", "PORT"}
-    env = {name: value for name, value in os.environ.items() if name not in dev_only}
-    env.update(DJANGO_SETTINGS_MODULE=settings_module, **environment)
-    env = {name: value for name, value in env.items() if value}  # "" removes a variable
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_probe(PROBE, settings_module, **environment)
 
 
 def test_production_settings_install_no_demo_model():

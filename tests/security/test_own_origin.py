@@ -4,11 +4,8 @@ loopback and private targets stay refused, and production has no such origin."""
 
 from __future__ import annotations
 
-import json
-import os
 import ssl
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from core.outbound import OutboundError, UnsafeURL, check_url, origin_allowed, request
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.settings_probe import run_probe
 
 
 @pytest.fixture
@@ -127,15 +123,7 @@ print(json.dumps({"origins": s.OUTBOUND_ALLOWED_ORIGINS, "agent": s.DEMO_AGENT_E
 
 
 def probe(settings_module: str, **environment: str) -> dict:
-    dev_only = {"OUTBOUND_ALLOW_PRIVATE_URLS", "DJANGO_DEBUG", "PUBLIC_BASE_URL", "PAYMENTS_LOCAL_WEBHOOK_URL", "PORT"}
-    env = {name: value for name, value in os.environ.items() if name not in dev_only}
-    env.update(DJANGO_SETTINGS_MODULE=settings_module, **environment)
-    env = {name: value for name, value in env.items() if value}  # "" removes a variable
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_probe(PROBE, settings_module, **environment)
 
 
 def test_production_settings_refuse_loopback_and_route_no_demo():
