@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from datetime import timedelta
 from decimal import Decimal
 
@@ -20,14 +21,16 @@ import django
 def main() -> None:
     django.setup()
     from django.core.management import call_command
-    from django.db import connection
+    from django.db import connection, transaction
     from django.utils import timezone
 
     from payments.ledger_check import ledger_problems
     from payments.models import Earning, LedgerEntry, LocalConnectObject, LocalPayment, Payment, PayoutAccount
     from payments.providers.local_balance import book
     from payments.services.captures import ledger_captured
-    from payments.services.payouts import payouts_run
+    from payments.services.chargebacks import chargeback_open
+    from payments.services.earnings import earnings_settle
+    from payments.services.payouts import payout_owner, payouts_run
     from tasks_market.models import Delivery, DeliveryStatus, DisputeResolution, Task
     from tasks_market.services.deliveries import deliveries_release_due, delivery_approve
     from tasks_market.services.disputes import dispute_resolve, payment_refund
@@ -128,6 +131,50 @@ def main() -> None:
         id=payment.provider_payment_id
     ).amount_refunded_minor
     out["cancel_vs_withdraw_refunds"] = LedgerEntry.objects.filter(kind="refunded", source=f"task:{task.id}").count()
+
+    # A card chargeback racing a payout's claim of the same earning: the claim waits for the chargeback's
+    # transaction (SQLite: one writer at a time), then finds the earning frozen and pays nothing.
+    agent = AgentFactory()
+    PayoutAccount.objects.create(
+        owner=agent.owner, provider="local", provider_account_id="acct_sqlite_cb", status="active", payouts_enabled=True
+    )
+    LocalConnectObject.objects.create(id="acct_sqlite_cb", kind="account", status="active")
+    task = paid(DeliveryStatus.SUBMITTED, agent=agent)
+    delivery_approve(user=task.poster, task_id=task.id)
+    earnings_settle()
+    payment_ref = Payment.objects.get(source=f"task:{task.pk}").provider_payment_id
+    frozen, release = threading.Event(), threading.Event()
+    claimed = {}
+
+    def chargeback():
+        try:
+            with transaction.atomic():
+                chargeback_open(payment_ref=payment_ref, dispute_id="dp_sqlite_race")
+                frozen.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    def claim():
+        try:
+            claimed["payout"] = payout_owner(owner_id=agent.owner_id, currency="usd")
+        except Exception as exc:  # reported below
+            claimed["payout"] = exc
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=chargeback)
+    holder.start()
+    frozen.wait(10)
+    claimer = threading.Thread(target=claim)
+    claimer.start()
+    time.sleep(1)  # the claim is waiting for the chargeback's transaction
+    release.set()
+    holder.join()
+    claimer.join()
+    out["chargeback_vs_claim"] = type(claimed["payout"]).__name__
+    out["chargeback_vs_claim_payouts"] = agent.owner.payouts.count()
+    out["chargeback_vs_claim_earning"] = Earning.objects.get(source=f"task:{task.id}").status
     out["ledger_problems"] = ledger_problems()
     print(json.dumps(out))
 

@@ -41,4 +41,7 @@ def test_each_race_applies_once_on_sqlite(tmp_path):
     # The poster's cancel and the seller's withdrawal: one wins, the payment is refunded once.
     assert result["cancel_vs_withdraw"] == ["InvalidState", "ok"], result
     assert (result["cancel_vs_withdraw_refunded_minor"], result["cancel_vs_withdraw_refunds"]) == (15000, 1), result
+    # A chargeback racing a payout's claim: the claim waits, sees the earning frozen and pays nothing.
+    assert result["chargeback_vs_claim"] == "NoneType", result
+    assert (result["chargeback_vs_claim_payouts"], result["chargeback_vs_claim_earning"]) == (0, "frozen"), result
     assert result["ledger_problems"] == [], result
