@@ -52,16 +52,17 @@ class RefundMismatch(Exception):
     """A refund event whose currency is not the payment's; str(exc) is the reason."""
 
 
-def payment_locked(payment_pk: UUID | str) -> Payment:
-    """Inside the caller's transaction: the payment's source locked first, then the payment."""
-    source = Payment.objects.values_list("source", flat=True).get(pk=payment_pk)
+def payment_locked(payment_pk: UUID | str, source: str = "") -> Payment:
+    """Inside the caller's transaction: the payment's source locked first, then the payment. `source`: the
+    payment's, when the caller has read it (it never changes), saving a query."""
+    source = source or Payment.objects.values_list("source", flat=True).get(pk=payment_pk)
     payment_source(source).lock(source.partition(":")[2])
     return Payment.objects.select_for_update().get(pk=payment_pk)
 
 
 def _locked_by_ref(provider_payment_id: str) -> Payment | None:
-    pk = Payment.objects.filter(provider_payment_id=provider_payment_id).values_list("pk", flat=True).first()
-    return payment_locked(pk) if pk is not None else None
+    found = Payment.objects.filter(provider_payment_id=provider_payment_id).values_list("pk", "source").first()
+    return payment_locked(*found) if found is not None else None
 
 
 # --- Recording
@@ -160,7 +161,7 @@ def payment_cancel_abandoned(*, payment_id: UUID | str) -> Payment | None:
         logger.warning("abandoned payment %s could not be cancelled; paid, it is refunded", payment_id, exc_info=True)
         return payment
     with transaction.atomic():
-        payment = payment_locked(payment.pk)
+        payment = payment_locked(payment.pk, payment.source)
         if not payment_source(payment.source).awaits(payment):
             payment_cancel_waiting(payment)
     return payment
@@ -168,7 +169,7 @@ def payment_cancel_abandoned(*, payment_id: UUID | str) -> Payment | None:
 
 def _awaited(payment: Payment) -> bool:
     with transaction.atomic():
-        return payment_source(payment.source).awaits(payment_locked(payment.pk))
+        return payment_source(payment.source).awaits(payment_locked(payment.pk, payment.source))
 
 
 # --- Refunds
@@ -239,7 +240,7 @@ def payment_refund_due(*, payment_id: UUID | str) -> Payment | None:
         Payment.objects.filter(pk=payment.pk).update(refund_due_at=None, updated_at=timezone.now())
         return payment
     with transaction.atomic():
-        payment = payment_locked(payment.pk)
+        payment = payment_locked(payment.pk, payment.source)
         if payment.refund_due_at is not None:
             if payment.status == PaymentStatus.SUCCEEDED:  # a paid task cancelled: its money leaves the books
                 payment_refund_whole(payment, key=f"cancel:{payment.pk}", provider_ref=ref)
@@ -282,7 +283,7 @@ def payment_refund_after_release(*, source: str) -> Payment | None:
         idempotency_key=f"refund-after-release:{payment.pk}",
     )
     with transaction.atomic():
-        payment = payment_locked(payment.pk)
+        payment = payment_locked(payment.pk, payment.source)
         if payment.status == PaymentStatus.REFUNDED:  # a twin recorded it
             return payment
         earning_reverse(source=source)
@@ -325,12 +326,12 @@ def payment_link_intent(*, payment_intent_id: str, session_id: str = "", metadat
             candidates = waiting.filter(reference=f"bid:{bid_pk}", status=PaymentStatus.REQUIRES_PAYMENT)
         else:
             return None
-    found = list(candidates.values_list("pk", "provider_payment_id")[:2])
+    found = list(candidates.values_list("pk", "provider_payment_id", "source")[:2])
     if len(found) != 1:
         return None
-    payment_pk, session_ref = found[0]
+    payment_pk, session_ref, source = found[0]
     with transaction.atomic():
-        payment_locked(payment_pk)
+        payment_locked(payment_pk, source)
         linked = Payment.objects.filter(pk=payment_pk, provider_payment_id=session_ref).update(
             provider_payment_id=payment_intent_id, updated_at=timezone.now()
         )
@@ -508,17 +509,17 @@ def held_payments_capture(*, now: datetime | None = None, limit: int = 100) -> i
     due = list(
         Payment.objects.filter(
             status=PaymentStatus.SUCCEEDED, captured_at__isnull=True, succeeded_at__lte=cutoff
-        ).values_list("pk", "provider_payment_id")[:limit]
+        ).values_list("pk", "provider_payment_id", "source")[:limit]
     )
     captured = 0
-    for payment_pk, provider_payment_id in due:
+    for payment_pk, provider_payment_id, source in due:
         try:
             get_payment_provider().release_payment(provider_payment_id)
         except (ProviderError, ProviderUnavailable):
             logger.exception("capture of held payment %s failed; the next run retries", provider_payment_id)
             continue
         with transaction.atomic():
-            payment = payment_locked(payment_pk)
+            payment = payment_locked(payment_pk, source)
             if payment.status == PaymentStatus.SUCCEEDED and payment.captured_at is None:
                 payment_record_capture(payment, timezone.now())
                 captured += 1
