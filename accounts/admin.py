@@ -12,7 +12,7 @@ from core.admin import BoundedCountPaginator
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     ordering = ("-date_joined",)
-    list_display = ("email", "email_verified_at", "is_staff", "is_active", "credits", "date_joined")
+    list_display = ("email", "email_verified_at", "is_staff", "is_active", "date_joined")
     list_filter = ("is_staff", "is_active", "is_superuser")
     search_fields = ("email_key__startswith",)  # the address's key (accounts.addresses): the text is normalised too
     search_help_text = "Users whose e-mail starts with the text (in any case)."
@@ -22,7 +22,6 @@ class UserAdmin(BaseUserAdmin):
     actions = ["mark_email_verified"]
     fieldsets = (
         (None, {"fields": ("email", "email_verified_at", "password")}),
-        ("Credits", {"fields": ("credits",)}),
         ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
         ("Dates", {"fields": ("last_login", "date_joined", "password_reset_at")}),
     )

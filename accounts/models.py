@@ -44,7 +44,8 @@ class UserManager(BaseUserManager):
 
 
 class User(AbstractBaseUser, PermissionsMixin):
-    """A person who logs in by e-mail. `credits` pay for image generation."""
+    """A person who logs in by e-mail. Their credits, which pay for image generation, are `assistant`'s
+    (assistant.models.CreditBalance)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # The address as given, and the key it is unique and looked up by (accounts.addresses). The key is null
@@ -59,7 +60,6 @@ class User(AbstractBaseUser, PermissionsMixin):
     signup_grant_pending = models.BooleanField(default=False, db_default=False, editable=False)
     is_staff = models.BooleanField(default=False)
     is_active = models.BooleanField(default=True)
-    credits = models.PositiveIntegerField(default=0)
     date_joined = models.DateTimeField(default=timezone.now)
     # Password reset (docs/decisions.md#identity-and-authentication): each mailed token hashes the serial,
     # so mailing a new one makes the older ones worthless; `password_reset_at` is the last completed reset.

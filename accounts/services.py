@@ -31,11 +31,11 @@ from rest_framework_simplejwt.utils import datetime_from_epoch, get_md5_hash_pas
 from accounts.addresses import mailing_address
 from accounts.closure import account_closing_steps_run
 from accounts.models import ApiKey, User
+from accounts.registry import credits_keeper
 from accounts.review import review_items_of
 from accounts.selectors import RECOVERY_REVIEW_PERIOD
 from accounts.throttle import login_attempt_begin, login_attempt_forget
 from accounts.verification import email_verification_queue, email_verified_mark
-from assistant.services import credits_grant_signup
 from core.api.validation import RequestValidationError, error
 from core.enqueue import enqueue_after_commit
 from core.errors import Conflict, EmailUnverified, InputRejected, NotFound
@@ -65,7 +65,8 @@ def user_create(
     """A new account, its address kept as given. Unverified (a registration), it is mailed a verification
     token after commit; `email_verified` is for accounts an operator makes (`create_user`, the demo).
     Without `credits` it gets SIGNUP_CREDITS, as a grant in its credit ledger, once its address is verified
-    (at once when created verified). Staff is not a superuser: it has only the permissions given to it or
+    (at once when created verified); with `credits`, that many at once instead. Credits are `assistant`'s,
+    reached through accounts.registry. Staff is not a superuser: it has only the permissions given to it or
     its groups; a superuser is always staff too."""
     email = email.strip()
     if User.objects.with_address(email).exists():
@@ -77,13 +78,11 @@ def user_create(
                 password,
                 is_staff=is_staff or is_superuser,
                 is_superuser=is_superuser,
-                credits=credits or 0,
                 email_verified_at=timezone.now() if email_verified else None,
                 signup_grant_pending=credits is None and not email_verified,
             )
-            if credits is None and email_verified:
-                credits_grant_signup(user=user)
-                user.refresh_from_db(fields=["credits"])
+            if credits is not None or email_verified:
+                credits_keeper().grant(user=user, amount=credits)
             if not email_verified:
                 email_verification_queue(user=user)
             return user

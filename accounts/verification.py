@@ -32,8 +32,8 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from accounts.models import User
+from accounts.registry import credits_keeper
 from accounts.throttle import LoginThrottled
-from assistant.services import credits_grant_signup
 from core.enqueue import enqueue_after_commit
 from core.errors import InputRejected, InvalidState
 
@@ -139,6 +139,6 @@ def email_verified_mark(*, user: User) -> bool:
         email_verified_at=timezone.now()
     )
     if verified and User.objects.filter(pk=user.pk, signup_grant_pending=True).update(signup_grant_pending=False):
-        credits_grant_signup(user=user)
-    user.refresh_from_db(fields=["email_verified_at", "signup_grant_pending", "credits"])
+        credits_keeper().grant(user=user)
+    user.refresh_from_db(fields=["email_verified_at", "signup_grant_pending"])
     return bool(verified)

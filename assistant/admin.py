@@ -4,10 +4,42 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count
 
+from accounts.admin import UserAdmin
 from accounts.models import User
-from assistant.models import Assistant, AssistantMessage, CreditTransaction, ImageGeneration
+from assistant.models import Assistant, AssistantMessage, CreditBalance, CreditTransaction, ImageGeneration
+from assistant.selectors import credit_balance
 from assistant.services import credits_adjust, image_generation_fail
 from core.errors import InsufficientCredits
+
+
+class CreditBalanceInline(admin.StackedInline):
+    """The user's credits on their admin page; they change through a ledger adjustment (Credit transactions,
+    Add), never by editing the number."""
+
+    model = CreditBalance
+    fields = readonly_fields = ("credits",)
+    can_delete = False
+    verbose_name_plural = "Credits"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+# The user admin is `accounts`'; the credits are this app's, so it adds them to that page (accounts imports no
+# app above it: docs/architecture.md#account-extensions).
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class UserWithCreditsAdmin(UserAdmin):
+    inlines = (*UserAdmin.inlines, CreditBalanceInline)
+    list_display = (*UserAdmin.list_display[:-1], "credits", UserAdmin.list_display[-1])
+    list_select_related = ("credit_balance",)
+
+    @admin.display(description="credits", ordering="credit_balance__credits")
+    def credits(self, user: User) -> int:
+        balance = getattr(user, "credit_balance", None)
+        return balance.credits if balance is not None else 0
 
 
 class AssistantMessageInline(admin.TabularInline):
@@ -128,8 +160,9 @@ class CreditAdjustmentForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         user, delta = cleaned.get("user"), cleaned.get("delta")
-        if user is not None and delta is not None and user.credits + delta < 0:
-            raise forms.ValidationError(f"{user.email} has {user.credits} credits; the balance cannot go below 0.")
+        balance = credit_balance(user=user) if user is not None else 0
+        if user is not None and delta is not None and balance + delta < 0:
+            raise forms.ValidationError(f"{user.email} has {balance} credits; the balance cannot go below 0.")
         return cleaned
 
 

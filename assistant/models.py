@@ -76,6 +76,20 @@ class ImageGeneration(models.Model):
         return f"{self.model}: {self.prompt[:60]}"
 
 
+class CreditBalance(models.Model):
+    """A user's credits, which pay for image generation: what their ledger (CreditTransaction) adds up to.
+    The row appears with the first credit; an account without one has 0. Changed only by
+    assistant.services.credits.credit_apply, one conditional UPDATE, so it never goes below zero."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="credit_balance"
+    )
+    credits = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.credits} credits for {self.user_id}"
+
+
 class CreditTransaction(models.Model):
     """The credit ledger: every change of a user's balance, with the balance it left and why."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from accounts.models import User
-from assistant.models import AssistantMessage, CreditTransaction
+from assistant.models import AssistantMessage, CreditBalance, CreditTransaction
 from core.api.pagination import page
 
 
@@ -16,7 +16,8 @@ def assistant_messages_page(*, user: User, limit: int, offset: int) -> tuple[lis
 
 
 def credit_balance(*, user: User) -> int:
-    return User.objects.filter(pk=user.pk).values_list("credits", flat=True).get()
+    """The user's credits now: 0 before the first one (no balance row yet)."""
+    return CreditBalance.objects.filter(user_id=user.pk).values_list("credits", flat=True).first() or 0
 
 
 def credit_transactions(*, user: User):

@@ -1,6 +1,6 @@
 """The shape of the house, kept by a test (docs/architecture.md): the product code's import graph has no
 cycle, `core` imports no domain app, and no project import hides inside a function body; and the page says
-what the code does: its import table is the graph between apps (with its one named upward arrow), its
+what the code does: its import table is the graph between apps, every arrow down or sideways, its
 rooms table is what is on disk, its signing table names every module that signs or verifies, and the
 docs name the files that hold the beat schedule."""
 
@@ -208,19 +208,11 @@ def app_imports() -> dict[tuple[str, str], list[str]]:
     return arrows
 
 
-def allowed_imports() -> dict[tuple[str, str], bool]:
-    """The import table of docs/architecture.md: (app, app it may import) → whether it is a known exception."""
-    exceptions = {
-        (app_of(next(iter(named_apps(row["From"])))), next(iter(named_apps(row["To"]))))
-        for row in doc_table("What each app may import", after="Known exceptions")
-    }
+def allowed_imports() -> set[tuple[str, str]]:
+    """The import table of docs/architecture.md: (app, app it may import)."""
     table = doc_table("What each app may import")
     assert {next(iter(named_apps(row["App"]))) for row in table} == set(PRODUCT), "one row per app of the project"
-    return {
-        (next(iter(named_apps(row["App"]))), target): (next(iter(named_apps(row["App"]))), target) in exceptions
-        for row in table
-        for target in named_apps(row["May import"])
-    }
+    return {(next(iter(named_apps(row["App"]))), target) for row in table for target in named_apps(row["May import"])}
 
 
 def app_rows() -> dict[str, int]:
@@ -237,20 +229,19 @@ def test_every_import_between_apps_is_in_the_architecture_table():
     assert stale == [], "docs/architecture.md allows imports the code no longer makes (remove them from the table)"
 
 
-def test_arrows_point_down_or_sideways_but_the_named_exceptions():
+def test_no_app_imports_an_app_above_it():
+    """A lower app reaches a higher one only through what the higher one registers from its ready()
+    (payments.registry, accounts.registry): no import points up, and none is excused."""
     rows = app_rows()
-    for (importer, imported), exception in allowed_imports().items():
-        if exception:
-            assert rows[imported] > rows[importer], f"{importer} -> {imported} is listed as upward but is not"
-        else:
-            assert rows[imported] <= rows[importer], f"{importer} -> {imported} points up: name it as an exception"
+    upward = sorted(f"{a} -> {b}" for a, b in allowed_imports() if rows[b] > rows[a])
+    assert upward == []
+    assert "Known exceptions (arrows that point up; the test accepts exactly these): none." in ARCHITECTURE.read_text()
 
 
-def test_without_the_named_exceptions_no_two_apps_import_each_other():
+def test_no_two_apps_import_each_other():
     edges: dict[str, set[str]] = {app: set() for app in PRODUCT}
-    for (importer, imported), exception in allowed_imports().items():
-        if not exception:
-            edges[importer].add(imported)
+    for importer, imported in allowed_imports():
+        edges[importer].add(imported)
     assert cycles(edges) == []
 
 

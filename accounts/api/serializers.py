@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import connection
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.addresses import domain_problem
 from accounts.models import ApiKey, User
+from accounts.registry import credits_keeper
 from accounts.selectors import RECOVERY_REVIEW_PERIOD, recovery_review_of
 from accounts.services import password_problems
 
@@ -59,6 +61,17 @@ class RecoveryReviewSerializer(serializers.Serializer):
     items = ReviewItemSerializer(many=True, help_text="Every URL the account sends data to now; may be empty.")
 
 
+class CreditBalanceField(serializers.IntegerField):
+    """The account's credits, from the app that keeps them (accounts.registry), as the integer column they
+    are: 0 up to the database's largest positive integer, as a model's PositiveIntegerField is described."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=0, max_value=connection.ops.integer_field_range("PositiveIntegerField")[1], **kwargs)
+
+    def get_attribute(self, instance: User) -> int:
+        return credits_keeper().balance(user=instance)
+
+
 class UserSerializer(serializers.ModelSerializer):
     created_at = serializers.DateTimeField(source="date_joined")
     email = serializers.EmailField(help_text="The address as given at registration or the last change.")
@@ -76,6 +89,12 @@ class UserSerializer(serializers.ModelSerializer):
     class Meta:
         model = User
         fields = ["id", "email", "email_verified", "is_staff", "credits", "created_at", "review_after_recovery"]
+
+    def build_field(self, field_name, info, model_class, nested_depth):
+        # Built where the column was, as the column's field was, so the document says what it said then.
+        if field_name == "credits":
+            return CreditBalanceField, {"required": False}
+        return super().build_field(field_name, info, model_class, nested_depth)
 
     @extend_schema_field(RecoveryReviewSerializer(allow_null=True))
     def get_review_after_recovery(self, user) -> dict | None:

@@ -1,33 +1,29 @@
-"""The credit packs on sale (POST /api/v1/allmodelchat/credits/top-up), written as `id:credits:price:currency`
-items, comma-separated, e.g. `small:20:5.00:usd`. Parsed once, when the settings load, so a typo stops the
-process at start-up instead of surfacing at the first top-up."""
+"""The credit packs on sale (POST /api/v1/allmodelchat/credits/top-up): the settings parse CREDIT_PACKS
+(`id:credits:price:currency` items, comma-separated, e.g. `small:20:5.00:usd`) into records, and
+AssistantConfig.ready() refuses packs that cannot be sold, so a typo stops the process at start-up instead of
+surfacing at the first top-up."""
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
-
-from django.core.exceptions import ImproperlyConfigured
+from decimal import Decimal
 
 
-def credit_packs_parse(raw: str, *, name: str) -> list[dict]:
-    packs, seen = [], set()
-    for item in filter(None, (part.strip() for part in raw.split(","))):
-        try:
-            pack_id, credits, price, currency = (part.strip() for part in item.split(":"))
-            pack = {"id": pack_id, "credits": int(credits), "price": Decimal(price), "currency": currency.lower()}
-        except (ValueError, InvalidOperation) as exc:
-            raise ImproperlyConfigured(f"{name}: {item!r} is not id:credits:price:currency") from exc
+def credit_pack_problems(packs: list[dict], *, name: str) -> list[str]:
+    """What is wrong with each pack, one line each; empty when all can be sold."""
+    problems, seen = [], set()
+    for pack in packs:
+        pack_id, price, currency = pack["id"], pack["price"], pack["currency"]
         valid = (
             pack_id.replace("-", "").replace("_", "").isalnum()
             and pack_id not in seen
             and pack["credits"] > 0
-            and pack["price"] > 0
-            and pack["price"] == pack["price"].quantize(Decimal("0.01"))
-            and len(pack["currency"]) == 3
-            and pack["currency"].isalpha()
+            and price.is_finite()
+            and price > 0
+            and price == price.quantize(Decimal("0.01"))
+            and len(currency) == 3
+            and currency.isalpha()
         )
         if not valid:
-            raise ImproperlyConfigured(f"{name}: {item!r} needs a unique id, credits > 0, a price > 0 and a currency")
+            problems.append(f"{name}: {pack_id!r} needs a unique id, credits > 0, a price > 0 and a currency")
         seen.add(pack_id)
-        packs.append(pack)
-    return packs
+    return problems

@@ -14,6 +14,7 @@ from accounts.models import User
 from assistant.domain.image_models import IMAGE_MODELS, default_model
 from assistant.models import Assistant, AssistantMessage, ImageGeneration
 from assistant.providers.llm import ChatMessage, get_llm_provider
+from assistant.selectors import credit_balance
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ def _system_prompt(user: User, *, message_count: int) -> str:
     )
     facts = {
         "name": user.email,
-        "credits": user.credits,
+        "credits": credit_balance(user=user),
         "default image model": f"{default.identifier} ({default.credit_cost} credits per image)",
         "image models": models,
         "images generated": ImageGeneration.objects.filter(user=user, status=ImageGeneration.Status.SUCCEEDED).count(),

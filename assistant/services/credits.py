@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from assistant.models import CreditTopUp, CreditTransaction
+from assistant.models import CreditBalance, CreditTopUp, CreditTransaction
 from core.errors import InsufficientCredits, NotFound
 from payments.money import event_money_mismatch
 from payments.providers import get_payment_provider
@@ -30,15 +30,18 @@ def credit_apply(
     """Change a balance by `delta` and record it. Call inside a transaction.
 
     A debit is one conditional UPDATE (`credits >= cost`): concurrent debits serialise on the row,
-    and the balance can never go below zero.
+    and the balance can never go below zero. An account without a balance row has 0: a debit finds no
+    row, a credit makes it first.
     """
-    rows = User.objects.filter(pk=user_id)
+    balances = CreditBalance.objects.filter(user_id=user_id)
     if delta < 0:
-        rows = rows.filter(credits__gte=-delta)
-    if rows.update(credits=F("credits") + delta) == 0:
+        balances = balances.filter(credits__gte=-delta)
+    else:
+        CreditBalance.objects.bulk_create([CreditBalance(user_id=user_id)], ignore_conflicts=True)
+    if balances.update(credits=F("credits") + delta) == 0:
         raise InsufficientCredits()
     # Our UPDATE holds the row lock until commit, so this reads exactly the balance we left.
-    balance = User.objects.filter(pk=user_id).values_list("credits", flat=True).get()
+    balance = CreditBalance.objects.filter(user_id=user_id).values_list("credits", flat=True).get()
     return CreditTransaction.objects.create(
         user_id=user_id, delta=delta, kind=kind, reason=reason, reference=reference, balance_after=balance, actor=actor
     )
@@ -57,9 +60,11 @@ def credits_adjust(*, user: User, delta: int, reason: str, actor: User | None = 
 
 
 @transaction.atomic
-def credits_grant_signup(*, user: User) -> CreditTransaction | None:
-    """The SIGNUP_CREDITS a new account starts with, written to its ledger as a grant (none when 0)."""
-    amount = settings.SIGNUP_CREDITS
+def credits_grant_signup(*, user: User, amount: int | None = None) -> CreditTransaction | None:
+    """The credits a new account starts with, written to its ledger as a grant (none when 0): SIGNUP_CREDITS,
+    or `amount` for an account an operator makes (`create_user --credits`, the demo users). Registered
+    with accounts.registry, which calls it when the account is created verified or verified later."""
+    amount = settings.SIGNUP_CREDITS if amount is None else amount
     if amount <= 0:
         return None
     return credit_apply(

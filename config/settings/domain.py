@@ -7,8 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ImproperlyConfigured
 
-from assistant.domain.credit_packs import credit_packs_parse
-from config.settings.env import env, env_choice
+from config.settings.env import env, env_choice, env_records
 
 # Competitor names across all of one brand's kits (each kit holds at most 1,000): the roster merges
 # every one of them on each change (docs/decisions.md, "Competitors").
@@ -39,10 +38,12 @@ PUBLICATION_REQUEUE_AFTER_SECONDS = env.int("PUBLICATION_REQUEUE_AFTER_SECONDS",
 SIGNUP_CREDITS = env.int("SIGNUP_CREDITS", default=10)
 if SIGNUP_CREDITS < 0:
     raise ImproperlyConfigured("SIGNUP_CREDITS cannot be negative")
-# Credit packs on sale (POST /api/v1/allmodelchat/credits/top-up), `id:credits:price:currency`.
-# Parsed (and refused at start-up when malformed) by the assistant app, which sells them.
-CREDIT_PACKS = credit_packs_parse(
-    env.str("CREDIT_PACKS", default="small:20:5.00:usd,medium:100:20.00:usd,large:500:80.00:usd"), name="CREDIT_PACKS"
+# Credit packs on sale (POST /api/v1/allmodelchat/credits/top-up), `id:credits:price:currency`. Parsed here;
+# the assistant app, which sells them, refuses packs it cannot sell when it starts (assistant.domain.credit_packs).
+CREDIT_PACKS = env_records(
+    "CREDIT_PACKS",
+    (("id", str), ("credits", int), ("price", Decimal), ("currency", str.lower)),
+    default="small:20:5.00:usd,medium:100:20.00:usd,large:500:80.00:usd",
 )
 
 # --- Accounts ---

@@ -4,7 +4,9 @@ instead of surfacing later as odd behaviour. The other settings modules read thr
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -33,6 +35,22 @@ def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     return value
+
+
+def env_records(name: str, fields: tuple[tuple[str, Callable[[str], Any]], ...], default: str) -> list[dict]:
+    """Parse comma-separated records of colon-separated values, e.g. `small:20:5.00:usd`, into one dict per
+    record keyed by `fields` (name, type), failing loudly on a malformed one. What the values may be is the
+    owning app's rule, checked when it starts (e.g. AssistantConfig.ready() for CREDIT_PACKS)."""
+    records = []
+    for item in filter(None, (part.strip() for part in env.str(name, default=default).split(","))):
+        values = [part.strip() for part in item.split(":")]
+        try:
+            if len(values) != len(fields):
+                raise ValueError(item)
+            records.append({key: cast(value) for (key, cast), value in zip(fields, values, strict=True)})
+        except (ValueError, ArithmeticError) as exc:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not {':'.join(key for key, _ in fields)}") from exc
+    return records
 
 
 # The shared Redis (cache, rate-limit counters, broker) when set; `make run` needs none.

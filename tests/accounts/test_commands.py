@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 
 from accounts.models import User
 from tests.conftest import client_with_token
+from tests.support.credits import credits_of
 from tests.support.probe_urls import PROBE
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.support.probe_urls")]
@@ -21,7 +22,9 @@ def test_create_user_and_api_key():
     call_command("create_api_key", "ops@example.com", "--name", "deploy", stdout=out)
 
     user = User.objects.get_by_natural_key("ops@example.com")
-    assert (user.is_staff, user.is_superuser, user.credits, user.email_verified) == (False, False, 7, True)
+    assert (user.is_staff, user.is_superuser, credits_of(user), user.email_verified) == (False, False, 7, True)
+    # The starting balance is a grant in the ledger (assistant's), as every change of a balance is.
+    assert list(user.credit_transactions.values_list("kind", "delta", "balance_after")) == [("grant", 7, 7)]
     assert created.getvalue() == f"Created user (not staff) Ops@Example.com ({user.id}).\n"
     raw = out.getvalue().strip().splitlines()[-1]
     assert client_with_token(raw).get(PROBE).status_code == 200

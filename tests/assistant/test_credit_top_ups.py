@@ -16,6 +16,7 @@ from payments.events import build_event
 from payments.models import LocalPayment
 from payments.providers.local import LocalPaymentProvider, payment_event_object
 from tests.conftest import HttpsAPIClient, client_with_token, jwt_for
+from tests.support.credits import credits_of
 from tests.support.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +78,7 @@ def test_no_signup_credits_means_no_grant(api, settings, mailoutbox, django_capt
     user, _ = _register_and_verify(api, mailoutbox, django_capture_on_commit_callbacks)
 
     user.refresh_from_db()
-    assert user.credits == 0 and not CreditTransaction.objects.filter(user=user).exists()
+    assert credits_of(user) == 0 and not CreditTransaction.objects.filter(user=user).exists()
 
 
 # --- Packs and top-ups ----------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def test_a_top_up_is_a_payment_with_a_checkout_page(alice_api, alice, settings):
     assert payment.metadata["kind"] == "credit_top_up" and payment.metadata["user_id"] == str(alice.id)
     assert payment.checkout_session.success_url == "https://app.example.com/ok"
     alice.refresh_from_db()
-    assert alice.credits == 0  # nothing until the payment succeeds
+    assert credits_of(alice) == 0  # nothing until the payment succeeds
 
 
 @pytest.mark.parametrize(
@@ -157,7 +158,7 @@ def test_a_paid_top_up_adds_the_pack_once_whatever_the_provider_repeats(api, ali
     post_event(api, late_failure)
 
     alice.refresh_from_db()
-    assert alice.credits == top_up.credits
+    assert credits_of(alice) == top_up.credits
     [purchase] = CreditTransaction.objects.filter(user=alice, kind="purchase")
     assert (purchase.delta, purchase.reference) == (top_up.credits, str(top_up.id))
     top_up.refresh_from_db()
@@ -179,7 +180,7 @@ def test_a_success_for_other_money_is_rejected_and_credits_nothing(api, alice_ap
     assert response.status_code == 200
     assert response.json()["status"] == "rejected"
     alice.refresh_from_db()
-    assert alice.credits == 0
+    assert credits_of(alice) == 0
     assert CreditTopUp.objects.get(pk=top_up.pk).status == "requires_payment"
     assert not CreditTransaction.objects.filter(user=alice, kind="purchase").exists()
 
@@ -189,14 +190,14 @@ def test_a_failed_top_up_adds_nothing_and_a_later_success_adds_the_pack(api, ali
 
     post_event(api, settle(top_up.provider_payment_id, "failed"))
     alice.refresh_from_db()
-    assert alice.credits == 0
+    assert credits_of(alice) == 0
     assert CreditTopUp.objects.get(pk=top_up.pk).status == "failed"
 
     # The payer retries the same payment at the provider and it goes through.
     LocalPayment.objects.filter(id=top_up.provider_payment_id).update(status="requires_payment")
     post_event(api, settle(top_up.provider_payment_id, "succeeded"))
     alice.refresh_from_db()
-    assert alice.credits == top_up.credits
+    assert credits_of(alice) == top_up.credits
 
 
 def test_events_for_task_payments_leave_credits_alone(api, alice):
@@ -209,7 +210,7 @@ def test_events_for_task_payments_leave_credits_alone(api, alice):
     post_event(api, settle(payment.id, "succeeded"))
 
     alice.refresh_from_db()
-    assert alice.credits == 0 and not CreditTransaction.objects.exists()
+    assert credits_of(alice) == 0 and not CreditTransaction.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -237,7 +238,7 @@ def test_ten_concurrent_copies_of_the_success_credit_the_pack_once():
 
     assert statuses == [200] * 10
     user.refresh_from_db()
-    assert user.credits == top_up.credits
+    assert credits_of(user) == top_up.credits
     assert CreditTransaction.objects.filter(user=user, kind="purchase").count() == 1
 
 

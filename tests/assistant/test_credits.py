@@ -5,12 +5,12 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from accounts.models import User
 from assistant.models import Assistant, CreditTransaction, ImageGeneration
 from assistant.services import credits_adjust, image_generation_fail
 from assistant.tasks import refund_stale_image_generations
 from core.errors import InsufficientCredits
 from tests.assistant.factories import ImageGenerationFactory
+from tests.support.credits import credits_of, credits_set
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ def test_an_adjustment_changes_the_balance_and_records_why(alice, staff):
     take = credits_adjust(user=alice, delta=-5, reason="Goodwill credit reversed")
 
     alice.refresh_from_db()
-    assert alice.credits == 20
+    assert credits_of(alice) == 20
     assert (grant.delta, grant.balance_after, grant.kind, grant.reason, grant.actor) == (
         25,
         25,
@@ -38,7 +38,7 @@ def test_an_adjustment_never_takes_the_balance_below_zero(alice):
         credits_adjust(user=alice, delta=-4, reason="too much")
 
     alice.refresh_from_db()
-    assert alice.credits == 3
+    assert credits_of(alice) == 3
     assert CreditTransaction.objects.count() == 1
 
 
@@ -49,15 +49,14 @@ def test_an_adjustment_needs_a_change_and_a_reason(alice, delta, reason):
 
 
 def test_failing_a_generation_refunds_once(alice):
-    alice.credits = 0
-    alice.save()
+    credits_set(alice, 0)
     generation = ImageGenerationFactory(user=alice, credit_cost=5)
 
     assert image_generation_fail(generation_id=generation.id, error="boom") is True
     assert image_generation_fail(generation_id=generation.id, error="boom") is False
 
     alice.refresh_from_db()
-    assert alice.credits == 5
+    assert credits_of(alice) == 5
     assert CreditTransaction.objects.filter(kind="image_refund").count() == 1
 
 
@@ -71,7 +70,7 @@ def test_abandoned_pending_generations_are_refunded_by_the_periodic_task(alice):
 
     statuses = dict(ImageGeneration.objects.values_list("id", "status"))
     assert statuses == {stale.id: "failed", fresh.id: "pending", done.id: "succeeded"}
-    assert User.objects.get(pk=alice.pk).credits == 1
+    assert credits_of(alice) == 1
 
 
 def test_staff_adjust_credits_in_the_admin_with_a_reason(admin_client, alice, staff):
@@ -83,7 +82,7 @@ def test_staff_adjust_credits_in_the_admin_with_a_reason(admin_client, alice, st
 
     assert response.status_code == 302, response.content.decode()[:2000]
     alice.refresh_from_db()
-    assert alice.credits == 40
+    assert credits_of(alice) == 40
     row = CreditTransaction.objects.get()
     assert (row.delta, row.reason, row.actor, row.balance_after) == (40, "Conference promo", staff, 40)
 
@@ -140,4 +139,16 @@ def test_the_admin_action_fails_and_refunds_pending_generations(admin_client, al
 
     assert response.status_code == 302
     assert ImageGeneration.objects.get().status == "failed"
-    assert User.objects.get(pk=alice.pk).credits == 3
+    assert credits_of(alice) == 3
+
+
+def test_the_user_admin_shows_the_balance_it_does_not_let_staff_edit(admin_client, alice):
+    credits_adjust(user=alice, delta=7, reason="test")
+
+    listing = admin_client.get(f"/admin/accounts/user/?q={alice.email}", secure=True)
+    page = admin_client.get(f"/admin/accounts/user/{alice.pk}/change/", secure=True)
+
+    assert listing.status_code == page.status_code == 200
+    assert '<td class="field-credits">7</td>' in listing.content.decode()
+    assert 'name="credit_balance-0-credits"' not in page.content.decode()  # read-only: a ledger adjustment changes it
+    assert '<div class="readonly">7</div>' in page.content.decode()

@@ -11,10 +11,10 @@ from django.core.files.storage import default_storage
 from django.db import connections
 from PIL import Image
 
-from accounts.models import User
 from assistant.models import CreditTransaction, ImageGeneration
 from assistant.providers.images.local import render_png
 from tests.conftest import client_with_token, jwt_for
+from tests.support.credits import credits_of, credits_set
 from tests.support.factories import UserFactory
 
 GENERATE = "/api/v1/allmodelchat/generate/image"
@@ -32,8 +32,7 @@ def _png(width=8, height=8) -> bytes:
 
 @pytest.mark.django_db
 def test_it_draws_stores_and_serves_a_png_for_one_credit(alice_api, alice):
-    alice.credits = 3
-    alice.save()
+    credits_set(alice, 3)
 
     response = alice_api.post(GENERATE, _body(), format="json")
 
@@ -52,7 +51,7 @@ def test_it_draws_stores_and_serves_a_png_for_one_credit(alice_api, alice):
     assert Image.open(io.BytesIO(content)).size == (512, 512)
 
     alice.refresh_from_db()
-    assert alice.credits == 2
+    assert credits_of(alice) == 2
     generation = ImageGeneration.objects.get(user=alice)
     assert generation.status == "succeeded"
     assert default_storage.exists(generation.storage_name)
@@ -78,22 +77,20 @@ def test_without_enough_credits_it_is_402_and_changes_nothing(alice_api, alice):
 @pytest.mark.django_db
 def test_a_model_whose_provider_is_not_configured_is_503_and_takes_nothing(alice_api, alice, settings):
     settings.OPENAI_API_KEY = ""
-    alice.credits = 10
-    alice.save()
+    credits_set(alice, 10)
 
     response = alice_api.post(GENERATE, _body(model="openai-gpt-image-1"), format="json")
 
     assert response.status_code == 503
     assert response.json()["code"] == "provider_unavailable"
     alice.refresh_from_db()
-    assert alice.credits == 10
+    assert credits_of(alice) == 10
     assert not ImageGeneration.objects.exists()
 
 
 @pytest.mark.django_db
 def test_a_failing_provider_is_502_and_the_credits_come_back(alice_api, alice, fake_openai):
-    alice.credits = 10
-    alice.save()
+    credits_set(alice, 10)
     fake_openai.replies = [(400, {"error": {"message": "Your prompt was rejected by the safety system."}})]
 
     response = alice_api.post(GENERATE, _body(model="openai-gpt-image-1"), format="json")
@@ -101,7 +98,7 @@ def test_a_failing_provider_is_502_and_the_credits_come_back(alice_api, alice, f
     assert response.status_code == 502
     assert response.json()["code"] == "provider_error"
     alice.refresh_from_db()
-    assert alice.credits == 10
+    assert credits_of(alice) == 10
     assert ImageGeneration.objects.get().status == "failed"
     ledger = list(CreditTransaction.objects.order_by("created_at").values_list("kind", "delta", "balance_after"))
     assert ledger == [("image_generation", -5, 5), ("image_refund", 5, 10)]
@@ -109,8 +106,7 @@ def test_a_failing_provider_is_502_and_the_credits_come_back(alice_api, alice, f
 
 @pytest.mark.django_db
 def test_the_openai_model_stores_the_providers_png(alice_api, alice, fake_openai):
-    alice.credits = 5
-    alice.save()
+    credits_set(alice, 5)
     png = _png()
     fake_openai.replies = [(200, {"created": 1, "data": [{"b64_json": base64.b64encode(png).decode()}]})]
 
@@ -128,14 +124,13 @@ def test_the_openai_model_stores_the_providers_png(alice_api, alice, fake_openai
     served = alice_api.get(urlsplit(response.json()["url"]).path)
     assert b"".join(served.streaming_content) == png
     alice.refresh_from_db()
-    assert alice.credits == 0
+    assert credits_of(alice) == 0
 
 
 @pytest.mark.django_db
 def test_models_and_credits(alice_api, alice, settings):
     settings.OPENAI_API_KEY = ""
-    alice.credits = 12
-    alice.save()
+    credits_set(alice, 12)
 
     models = alice_api.get("/api/v1/allmodelchat/models").json()
     credits = alice_api.get("/api/v1/allmodelchat/credits").json()
@@ -174,15 +169,14 @@ def test_openai_is_the_default_model_when_the_server_is_set_up_for_it(alice_api,
     ],
 )
 def test_bad_requests_are_422_and_take_nothing(alice_api, alice, body, loc, type_):
-    alice.credits = 5
-    alice.save()
+    credits_set(alice, 5)
 
     response = alice_api.post(GENERATE, body, format="json")
 
     assert response.status_code == 422
     assert [(e["loc"], e["type"]) for e in response.json()["detail"]] == [(loc, type_)]
     alice.refresh_from_db()
-    assert alice.credits == 5
+    assert credits_of(alice) == 5
 
 
 @pytest.mark.django_db
@@ -216,7 +210,7 @@ def test_30_concurrent_generations_with_credits_for_10():
         thread.join()
 
     assert sorted(statuses) == [200] * 10 + [402] * 20
-    assert User.objects.get(pk=user.pk).credits == 0
+    assert credits_of(user) == 0
     assert ImageGeneration.objects.filter(user=user, status="succeeded").count() == 10
     assert ImageGeneration.objects.filter(user=user).count() == 10
     balances = sorted(CreditTransaction.objects.filter(user=user).values_list("balance_after", flat=True))

@@ -5,6 +5,7 @@ from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from accounts.models import User
+from tests.support.credits import credits_set
 
 DEFAULT_PASSWORD = "a-long-test-password"
 
@@ -34,6 +35,12 @@ class UserFactory(factory.django.DjangoModelFactory):
         permissions ("app_label.codename"), given to the user itself."""
         if create and names:
             self.user_permissions.add(*permission_objects(names))
+
+    @factory.post_generation
+    def credits(self, create, amount, **kwargs):
+        """`UserFactory(credits=10)`: the user's balance (assistant's CreditBalance), with no ledger row."""
+        if create and amount:
+            credits_set(self, amount)
 
     @classmethod
     def _after_postgeneration(cls, instance, create, results=None):

@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from core import metrics
+from tests.support.credits import credits_set
 from tests.tasks_market.conftest import selected_task, simulate_payment
 
 pytestmark = pytest.mark.django_db
@@ -47,8 +48,7 @@ def test_a_settled_payment_and_its_dispatch_are_counted_once_committed(
 
 
 def test_credits_spent_on_an_image_are_counted(metrics_on, alice_api, alice, django_capture_on_commit_callbacks):
-    alice.credits = 3
-    alice.save()
+    credits_set(alice, 3)
     spent = total(metrics.CREDITS_SPENT)
     with django_capture_on_commit_callbacks(execute=True):
         response = alice_api.post(

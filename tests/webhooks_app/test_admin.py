@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from django.db.models import F
 
-from accounts.models import User
 from payments.events import build_event
+from tests.support.credits import credits_add, credits_of
 from tests.webhooks_app.conftest import handling, post_event
 from tests.webhooks_app.factories import WebhookSubscriptionFactory
 from webhooks_app.models import InboundEvent, WebhookAttempt, WebhookDelivery, WebhookEvent
@@ -34,7 +33,7 @@ def test_failed_events_are_reprocessed_from_the_admin(admin_client, api, alice):
     def handler(event):
         if state["broken"]:
             raise RuntimeError("down")
-        User.objects.filter(pk=alice.pk).update(credits=F("credits") + 1)
+        credits_add(alice, 1)
 
     signed = build_event("test.admin", {"id": "pi_admin"})
     with handling("test.admin", handler):
@@ -53,7 +52,7 @@ def test_failed_events_are_reprocessed_from_the_admin(admin_client, api, alice):
     stored.refresh_from_db()
     assert stored.status == "processed"
     alice.refresh_from_db()
-    assert alice.credits == 1
+    assert credits_of(alice) == 1
 
 
 def test_the_subscription_page_never_shows_the_secrets(admin_client, alice):

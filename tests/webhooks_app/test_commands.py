@@ -4,10 +4,9 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db.models import F
 
-from accounts.models import User
 from payments.events import build_event
+from tests.support.credits import credits_add, credits_of
 from tests.webhooks_app.conftest import handling, post_event
 from webhooks_app.models import InboundEvent, InboundEventStatus
 
@@ -20,7 +19,7 @@ def test_reprocess_payment_events_applies_failed_events_with_progress(api, alice
     def handler(event):
         if state["broken"]:
             raise RuntimeError("not yet")
-        User.objects.filter(pk=alice.pk).update(credits=F("credits") + 1)
+        credits_add(alice, 1)
 
     first = build_event("test.reprocess", {"id": "pi_r1"})
     second = build_event("test.reprocess", {"id": "pi_r2"})
@@ -42,7 +41,7 @@ def test_reprocess_payment_events_applies_failed_events_with_progress(api, alice
     assert lines[1] == f"[2/2] {second.event_id} test.reprocess: processed"
     assert lines[2] == "Done: 2 processed."
     alice.refresh_from_db()
-    assert alice.credits == 2
+    assert credits_of(alice) == 2
     assert set(InboundEvent.objects.values_list("status", flat=True)) == {InboundEventStatus.PROCESSED}
 
     again = StringIO()
@@ -52,7 +51,7 @@ def test_reprocess_payment_events_applies_failed_events_with_progress(api, alice
 
 def test_reprocess_by_event_id_never_applies_a_processed_event_twice(api, alice):
     def handler(event):
-        User.objects.filter(pk=alice.pk).update(credits=F("credits") + 1)
+        credits_add(alice, 1)
 
     signed = build_event("test.reprocess", {"id": "pi_r3"})
     with handling("test.reprocess", handler):
@@ -62,7 +61,7 @@ def test_reprocess_by_event_id_never_applies_a_processed_event_twice(api, alice)
 
     assert f"{signed.event_id} test.reprocess: duplicate" in out.getvalue()
     alice.refresh_from_db()
-    assert alice.credits == 1
+    assert credits_of(alice) == 1
 
 
 def test_reprocess_refuses_unknown_event_ids():

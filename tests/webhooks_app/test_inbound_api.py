@@ -6,11 +6,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.db.models import F
 
-from accounts.models import User
 from payments import signing
 from payments.events import build_event
+from tests.support.credits import credits_add, credits_of
 from tests.webhooks_app.conftest import WEBHOOK_URL, handling, post_event
 from webhooks_app.models import InboundDelivery, InboundEvent, InboundEventStatus
 
@@ -31,7 +30,7 @@ def counter(alice):
 
     def handler(event):
         seen.append(event)
-        User.objects.filter(pk=alice.pk).update(credits=F("credits") + 1)
+        credits_add(alice, 1)
 
     with handling(TYPE, handler):
         yield seen
@@ -39,7 +38,7 @@ def counter(alice):
 
 def credits(user) -> int:
     user.refresh_from_db()
-    return user.credits
+    return credits_of(user)
 
 
 def event(**kwargs):
@@ -177,7 +176,7 @@ def test_an_ignored_event_is_applied_when_it_comes_again_after_a_handler_appeare
     signed = build_event(TYPE, {"id": "pi_late"})
     assert post_event(api, signed).json()["status"] == "ignored"
 
-    with handling(TYPE, lambda e: User.objects.filter(pk=alice.pk).update(credits=F("credits") + 5)):
+    with handling(TYPE, lambda e: credits_add(alice, 5)):
         response = post_event(api, build_event(TYPE, {"id": "pi_late"}, event_id=signed.event_id))
 
     assert response.json()["status"] == "processed"
@@ -188,7 +187,7 @@ def test_a_failing_handler_gives_500_and_a_later_redelivery_succeeds(api, alice)
     broken = {"yes": True}
 
     def handler(event):
-        User.objects.filter(pk=alice.pk).update(credits=F("credits") + 1)  # rolled back when it raises
+        credits_add(alice, 1)  # rolled back when it raises
         if broken["yes"]:
             raise RuntimeError("database of a partner is down")
 
@@ -258,7 +257,7 @@ def test_a_failed_event_does_not_count_as_applied_for_ordering(api, alice):
     def handler(event):
         if state["fail"] and event.id == failing.event_id:
             raise RuntimeError("boom")
-        User.objects.filter(pk=alice.pk).update(credits=F("credits") + 1)
+        credits_add(alice, 1)
 
     with handling(TYPE, handler):
         assert post_event(api, failing).status_code == 500

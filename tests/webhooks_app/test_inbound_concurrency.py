@@ -6,11 +6,10 @@ import threading
 
 import pytest
 from django.db import connection
-from django.db.models import F
 
-from accounts.models import User
 from payments.events import build_event
 from tests.conftest import HttpsAPIClient
+from tests.support.credits import credits_add, credits_of
 from tests.support.factories import UserFactory
 from tests.webhooks_app.conftest import handling, post_event
 from webhooks_app.models import InboundDelivery, InboundEvent, InboundEventStatus
@@ -27,7 +26,7 @@ def test_twenty_concurrent_copies_apply_the_event_exactly_once(settings):
     results: list[tuple[int, str]] = []
 
     def handler(event):
-        User.objects.filter(pk=user.pk).update(credits=F("credits") + 1)
+        credits_add(user, 1)
 
     def deliver():
         try:
@@ -45,7 +44,7 @@ def test_twenty_concurrent_copies_apply_the_event_exactly_once(settings):
             thread.join(timeout=60)
 
     user.refresh_from_db()
-    assert user.credits == 1
+    assert credits_of(user) == 1
     assert sorted(results) == [(200, "duplicate")] * (COPIES - 1) + [(200, "processed")]
     assert InboundEvent.objects.get().status == InboundEventStatus.PROCESSED
     assert InboundDelivery.objects.filter(event_id=signed.event_id).count() == COPIES

@@ -7,10 +7,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import ApiKey, User
+from accounts.registry import credits_keeper
 from accounts.services import api_key_create
 
 DEMO_EMAIL = "demo@example.com"
 DEMO_KEY_NAME = "make run"
+DEMO_CREDITS = 100  # a first balance to try image generation with, granted when the user is made
 DEMO_STAFF_GROUP = "Demo staff"
 
 VIEW = ("view",)
@@ -70,8 +72,9 @@ class Command(BaseCommand):
         user = User.objects.with_address(DEMO_EMAIL).first()
         if user is None:  # the operator's own account: its address counts as verified
             user = User.objects.create_user(
-                DEMO_EMAIL, password, is_staff=True, is_superuser=False, credits=100, email_verified_at=timezone.now()
+                DEMO_EMAIL, password, is_staff=True, is_superuser=False, email_verified_at=timezone.now()
             )
+            credits_keeper().grant(user=user, amount=DEMO_CREDITS)
         elif not user.check_password(password) or user.is_superuser or not user.is_staff:
             # Also brings a demo user of an older `make run` (a fixed password, a superuser) in line.
             user.set_password(password)
