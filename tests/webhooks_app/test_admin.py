@@ -4,7 +4,7 @@ import pytest
 from django.db.models import F
 
 from accounts.models import User
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.webhooks_app.conftest import handling, post_event
 from tests.webhooks_app.factories import WebhookSubscriptionFactory
 from webhooks_app.models import InboundEvent, WebhookAttempt, WebhookDelivery, WebhookEvent

@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import F
 
 from accounts.models import User
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.webhooks_app.conftest import handling, post_event
 from webhooks_app.models import InboundEvent, InboundEventStatus
 

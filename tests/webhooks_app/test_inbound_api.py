@@ -10,7 +10,7 @@ from django.db.models import F
 
 from accounts.models import User
 from payments import signing
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.webhooks_app.conftest import WEBHOOK_URL, handling, post_event
 from webhooks_app.models import InboundDelivery, InboundEvent, InboundEventStatus
 

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import F
 
 from accounts.models import User
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.conftest import HttpsAPIClient
 from tests.support.factories import UserFactory
 from tests.webhooks_app.conftest import handling, post_event
