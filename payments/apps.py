@@ -12,8 +12,8 @@ class PaymentsConfig(AppConfig):
     def ready(self) -> None:
         from payments import (
             checks,
-            dispute_events,  # noqa: F401 - the card disputes' handlers, first: they read the dispute's status
-            payment_events,  # noqa: F401 - registers the sellers' money event handlers
+            dispute_handlers,  # noqa: F401 - the card disputes' handlers, first: they read the dispute's status
+            payment_handlers,  # noqa: F401 - registers the sellers' money event handlers
         )
 
         # Registers the deploy check; a deployment that runs the local provider on purpose says so in

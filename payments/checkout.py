@@ -17,9 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import NotFound, ProviderError, ProviderUnavailable
-from payments.events import SignedEvent, send_event
 from payments.models import LocalCheckoutSession
 from payments.money import from_minor
+from payments.provider_events import SignedEvent, send_event
 from payments.providers.base import PaymentStatus, SubscriptionStatus
 from payments.providers.local import LocalPaymentProvider
 

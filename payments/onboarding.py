@@ -13,8 +13,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from core.errors import NotFound, ProviderUnavailable
-from payments.events import send_event
 from payments.models import LocalConnectObject
+from payments.provider_events import send_event
 from payments.providers.local import LocalPaymentProvider, account_event_object
 from payments.services.accounts import payout_account_apply
 

@@ -2,7 +2,7 @@
 payments are made for, by kind.
 
 The one interface between payments and the domain apps (see docs/architecture.md#payment-events).
-Each domain app keeps its handlers in its own `payment_events.py`, imported from its AppConfig.ready();
+Each domain app keeps its handlers in its own `payment_handlers.py`, imported from its AppConfig.ready();
 payments never imports a domain app, and the webhook intake (webhooks_app.inbound) runs whatever
 registered for an event's type:
 

@@ -300,10 +300,15 @@ def test_no_product_module_imports_a_celery_task_module():
     assert importers == []
 
 
-def test_every_payment_events_module_is_imported_from_its_apps_ready():
-    with_handlers = [app for app in PRODUCT if (ROOT / app / "payment_events.py").exists()]
-    assert with_handlers, "no app has payment_events.py any more: update docs/architecture.md"
-    assert [app for app in with_handlers if f"{app}.payment_events" not in graph()[f"{app}.apps"]] == []
+def test_every_handlers_module_is_imported_from_its_apps_ready():
+    """Inbound event handlers register when their module is imported (`payment_handlers.py` in each app that
+    reacts to payments, `payments/dispute_handlers.py`): each is imported from its app's ready()."""
+    handlers = [module_name(path) for app in PRODUCT for path in sorted((ROOT / app).glob("*_handlers.py"))]
+    assert any(module.endswith(".payment_handlers") for module in handlers), (
+        "no app has payment_handlers.py any more: update docs/architecture.md"
+    )
+    assert "payments.dispute_handlers" in handlers
+    assert [module for module in handlers if module not in graph()[f"{app_of(module)}.apps"]] == []
 
 
 def test_the_beat_schedule_is_where_the_docs_say():

@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from core.admin import BoundedCountPaginator, fixed_values_filter
 from webhooks_app.delivery import webhook_delivery_replay
-from webhooks_app.events import EVENT_TYPES
+from webhooks_app.event_types import EVENT_TYPES
 from webhooks_app.inbound import inbound_events_reprocess
 from webhooks_app.models import (
     InboundDelivery,

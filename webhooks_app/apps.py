@@ -9,7 +9,7 @@ class WebhooksAppConfig(AppConfig):
         from accounts.closure import account_closing_step_register
         from accounts.review import review_source_register
         from core.retention import log_pruner_register
-        from payments.announce import sink_register
+        from payments.announcements import sink_register
         from webhooks_app.retention import webhook_logs_prune
         from webhooks_app.selectors import subscription_urls_of
         from webhooks_app.services import event_publish_for_owner, webhook_subscriptions_wind_down

@@ -21,7 +21,7 @@ from core.errors import Conflict, NotFound
 from signed_delivery.sending import message_body
 from signed_delivery.signing import ROTATION_GRACE, new_secret
 from signed_delivery.signing import signing_secrets as current_secrets
-from webhooks_app.events import EVENT_TYPES
+from webhooks_app.event_types import EVENT_TYPES
 from webhooks_app.models import WebhookDelivery, WebhookDeliveryStatus, WebhookEvent, WebhookSubscription
 
 logger = logging.getLogger(__name__)
@@ -120,15 +120,19 @@ def event_publish(*, owner, event_type: str, data: dict[str, Any]) -> None:
     `data` must be JSON-serialisable (UUIDs, datetimes and Decimals are fine); it is serialised now.
     """
     if event_type not in EVENT_TYPES:
-        raise ValueError(f"{event_type!r} is not an outbound event type; add it to webhooks_app.events.EVENT_TYPES")
+        raise ValueError(
+            f"{event_type!r} is not an outbound event type; add it to webhooks_app.event_types.EVENT_TYPES"
+        )
     body = message_body(event_type, data).decode()
     webhook_event_record(owner_id=owner.pk, event_type=event_type, body=body)
 
 
 def event_publish_for_owner(event_type: str, data: dict[str, Any], owner_id) -> None:
-    """`event_publish` by the owner's id: the sink payments.announce calls (see docs/payouts.md#events)."""
+    """`event_publish` by the owner's id: the sink `payments.announcements.announce` calls (docs/payouts.md#events)."""
     if event_type not in EVENT_TYPES:
-        raise ValueError(f"{event_type!r} is not an outbound event type; add it to webhooks_app.events.EVENT_TYPES")
+        raise ValueError(
+            f"{event_type!r} is not an outbound event type; add it to webhooks_app.event_types.EVENT_TYPES"
+        )
     webhook_event_record(owner_id=owner_id, event_type=event_type, body=message_body(event_type, data).decode())
 
 

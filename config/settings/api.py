@@ -107,7 +107,7 @@ SPECTACULAR_SETTINGS = {
         "PreviewKindEnum": "brands.api.serializers.publications.PREVIEW_KINDS",
         "CreditTransactionKindEnum": "assistant.models.CreditTransaction.Kind",
         "JudgementStatusEnum": "tasks_market.models.market.JudgementStatus",
-        "WebhookEventTypeEnum": "webhooks_app.events.EVENT_TYPES",
+        "WebhookEventTypeEnum": "webhooks_app.event_types.EVENT_TYPES",
         "PaymentProviderEnum": "payments.providers.PROVIDERS",
         # Shared by two components each (a payment and its receipt; a payout in the list and alone).
         "PaymentStatusEnum": "payments.models.PaymentStatus",

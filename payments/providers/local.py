@@ -43,7 +43,6 @@ from django.utils import timezone
 import payments.providers.local_balance as local_balance
 from core.errors import ProviderError
 from payments import signing
-from payments.events import SignedEvent, build_event, provider_id, signing_secret
 from payments.models import (
     LocalBalanceTransaction,
     LocalCheckoutSession,
@@ -52,6 +51,7 @@ from payments.models import (
     LocalSubscription,
 )
 from payments.money import from_minor, normalise_currency, to_minor
+from payments.provider_events import SignedEvent, build_event, provider_id, signing_secret
 from payments.providers.base import (
     BalanceTransaction,
     PaymentStatus,

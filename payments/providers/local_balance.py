@@ -17,9 +17,9 @@ from decimal import Decimal
 from django.db.models import Q, Sum
 
 from core.errors import ProviderError
-from payments.events import provider_id
 from payments.models import LocalBalanceTransaction, LocalConnectObject, LocalPayment
 from payments.money import from_minor
+from payments.provider_events import provider_id
 from payments.providers.base import BalanceTransaction
 
 PAGE = 500

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments import ledger
-from payments.announce import announce
+from payments.announcements import announce
 from payments.fees import FeeSplit, fee_split, quantum
 from payments.models import HOLD_REASONS, Chargeback, Earning, EarningStatus
 from payments.services.chargebacks import chargeback_apply, chargeback_settle

@@ -21,7 +21,7 @@ from django.utils import timezone
 from core.enqueue import enqueue_after_commit
 from core.errors import ProviderError, ProviderUnavailable
 from payments import ledger
-from payments.announce import announce
+from payments.announcements import announce
 from payments.fees import quantum
 from payments.models import Earning, EarningStatus, LedgerLine, Payout, PayoutAccount, TransferReversal
 from payments.providers import get_payment_provider

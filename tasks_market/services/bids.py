@@ -38,8 +38,8 @@ from tasks_market.models.market import (
 )
 from tasks_market.selectors import visible_tasks
 from tasks_market.services import judging
+from tasks_market.services.announcements import bid_data, publish
 from tasks_market.services.errors import BidExists, InvalidField, OwnTask
-from tasks_market.services.events import bid_data, publish
 from tasks_market.services.paid_cancel import bid_withdraw_paid
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from tasks_market.models import Bid, BidStatus, Task, TaskStatus
 from tasks_market.models.market import LIVE_BID_STATUSES
-from tasks_market.services.events import publish, task_data
+from tasks_market.services.announcements import publish, task_data
 
 
 def task_cancel_locked(task: Task) -> Task:

@@ -30,9 +30,9 @@ from tasks_market.models import (
 from tasks_market.models.deliveries import MAX_REVISIONS
 from tasks_market.models.market import bid_reference
 from tasks_market.selectors import delivery_by_id, task_payments
+from tasks_market.services.announcements import delivery_data, publish
 from tasks_market.services.bids import artefact_rows
 from tasks_market.services.dispatch import enqueue_dispatch, retry_claim
-from tasks_market.services.events import delivery_data, publish
 
 logger = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from signed_delivery.sending import CallResult, message_body
 from tasks_market.models import Delivery, DeliveryAttempt, DeliveryStatus
 from tasks_market.models.deliveries import DISPATCHABLE
 from tasks_market.services.agents import agent_secrets
-from tasks_market.services.events import delivery_data, publish
+from tasks_market.services.announcements import delivery_data, publish
 
 RETRY_DELAYS = (10, 60, 5 * 60, 30 * 60)  # seconds, after attempts 1..4 of a round
 SCHEDULE = RetrySchedule(RETRY_DELAYS)

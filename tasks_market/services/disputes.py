@@ -44,8 +44,8 @@ from payments.services.payments import (
 from tasks_market.models import Delivery, DeliveryStatus, DisputeOutcome, DisputeResolution, Task, TaskStatus
 from tasks_market.models.market import task_source
 from tasks_market.selectors import is_party, selected_payment, task_payments
+from tasks_market.services.announcements import publish
 from tasks_market.services.errors import InvalidField
-from tasks_market.services.events import publish
 
 logger = logging.getLogger(__name__)
 

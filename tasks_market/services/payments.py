@@ -1,7 +1,7 @@
 """What a task's payment means for the task (docs/architecture.md#payment-events).
 
 payments moves the money of a payment made for `task:<uuid>` (payments.services.payments) and asks this
-source, registered from tasks_market/payment_events.py, whether the task still awaits the money and what
+source, registered from tasks_market/payment_handlers.py, whether the task still awaits the money and what
 follows from it: the task delivering once paid, open again when the payment failed, cancelled when the
 money is gone or went back. Every method runs under the task's lock, taken by `lock` before the
 payment's, inside the transaction that changes the payment.
@@ -17,10 +17,10 @@ from core.errors import Forbidden
 from payments.models import Payment, PaymentStatus
 from tasks_market.models import Bid, BidStatus, Delivery, DeliveryStatus, Task, TaskStatus
 from tasks_market.selectors import is_party
+from tasks_market.services.announcements import payment_data, publish, task_data
 from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.dispatch import enqueue_dispatch
 from tasks_market.services.disputes import payment_refund, payment_refund_released
-from tasks_market.services.events import payment_data, publish, task_data
 
 logger = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from payments.services.payments import payment_cancel_waiting
 from tasks_market.models import Task, TaskStatus
 from tasks_market.models.market import check_amount_places
 from tasks_market.selectors import task_payments
+from tasks_market.services.announcements import publish, task_data
 from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.errors import InvalidField
-from tasks_market.services.events import publish, task_data
 from tasks_market.services.paid_cancel import task_cancel_paid
 
 logger = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from django.db import connection
 from accounts.models import User
 from assistant.models import CreditTopUp, CreditTransaction
 from assistant.services import credits_adjust
-from payments.events import build_event
 from payments.models import LocalPayment
+from payments.provider_events import build_event
 from payments.providers.local import LocalPaymentProvider, payment_event_object
 from tests.conftest import HttpsAPIClient, client_with_token, jwt_for
 from tests.support.credits import credits_of

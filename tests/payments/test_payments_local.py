@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from core.errors import ProviderError, ProviderUnavailable
 from payments import signing
-from payments.events import _is_loopback, build_event
 from payments.models import LocalPayment
 from payments.money import from_minor, to_minor
+from payments.provider_events import _is_loopback, build_event
 from payments.providers import get_payment_provider
 from payments.providers.local import LocalPaymentProvider
 from payments.providers.stripe import StripePaymentProvider

@@ -26,8 +26,8 @@ import pytest
 from django.utils import timezone
 
 from core.errors import ProviderUnavailable
-from payments.events import SignedEvent
 from payments.models import Earning, Payment, Payout, PayoutAccount
+from payments.provider_events import SignedEvent
 from payments.providers.stripe import StripePaymentProvider
 from payments.services.earnings import earnings_settle
 from payments.services.payments import held_payments_capture

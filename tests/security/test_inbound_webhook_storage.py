@@ -10,7 +10,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from core.tasks import prune_logs
-from payments.events import build_event
+from payments.provider_events import build_event
 from tasks_market.models import DeliveryAttempt
 from tests.tasks_market.factories import delivering_task
 from tests.webhooks_app.conftest import WEBHOOK_URL, post_event

@@ -13,8 +13,8 @@ import logging
 import pytest
 from django.test import Client
 
-from payments.events import build_event
 from payments.models import Payment
+from payments.provider_events import build_event
 from tasks_market.models import Task
 from tests.tasks_market.conftest import place_bid, post_task, register_agent
 from webhooks_app.models import InboundEvent

@@ -21,7 +21,7 @@ import pytest
 from assistant.providers.openai_http import OpenAIClient
 from core.errors import ProviderUnavailable
 from core.outbound import DeadlineTransport
-from payments.events import build_event, send_event
+from payments.provider_events import build_event, send_event
 from payments.providers.stripe import StripePaymentProvider
 from scrapers.providers.brightdata import BrightDataProvider
 from tests.security.conftest import serve

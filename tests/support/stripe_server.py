@@ -26,7 +26,7 @@ What happens at Stripe outside our calls is done by methods of the state (`pay`,
 `restrict`, `expire_authorisation`, `open_dispute`, `close_dispute`, `settle_payout`), each returning the
 signed event Stripe would send (`account.updated`, `payment_intent.canceled`, `charge.dispute.created` /
 `.closed`, `payout.paid` / `.failed`; a connected account's events carry a top-level `account`), built
-and signed like the local provider's (payments.events) under Stripe's own `Stripe-Signature` header.
+and signed like the local provider's (payments.provider_events) under Stripe's own `Stripe-Signature` header.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 from payments import signing
-from payments.events import SignedEvent, provider_id, signing_secret
+from payments.provider_events import SignedEvent, provider_id, signing_secret
 
 Form = list[tuple[str, str]]
 

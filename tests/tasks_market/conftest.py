@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from payments.events import build_event
+from payments.provider_events import build_event
 
 
 class Receiver:

@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from payments.events import build_event
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, EarningStatus, LedgerEntry, PaymentStatus
 from payments.money import to_minor
+from payments.provider_events import build_event
 from payments.providers.local import LocalPaymentProvider
 from tasks_market.models import TaskStatus
 from tasks_market.services.disputes import payment_refund_released

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from payments.events import build_event
+from payments.provider_events import build_event
 from teams.models import Team, TeamStatus
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from payments import registry
-from payments.events import SignedEvent
+from payments.provider_events import SignedEvent
 from tests.support.servers import serve_http
 
 WEBHOOK_URL = "/api/v1/webhooks/payments"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.support.credits import credits_add, credits_of
 from tests.webhooks_app.conftest import handling, post_event
 from tests.webhooks_app.factories import WebhookSubscriptionFactory

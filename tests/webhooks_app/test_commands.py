@@ -5,7 +5,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.support.credits import credits_add, credits_of
 from tests.webhooks_app.conftest import handling, post_event
 from webhooks_app.models import InboundEvent, InboundEventStatus

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from payments import signing
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.support.credits import credits_add, credits_of
 from tests.webhooks_app.conftest import WEBHOOK_URL, handling, post_event
 from webhooks_app.models import InboundDelivery, InboundEvent, InboundEventStatus

@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.db import connection
 
-from payments.events import build_event
+from payments.provider_events import build_event
 from tests.conftest import HttpsAPIClient
 from tests.support.credits import credits_add, credits_of
 from tests.support.factories import UserFactory

@@ -15,8 +15,8 @@ from urllib.parse import parse_qsl
 import pytest
 
 from assistant.models import CreditTopUp
-from payments.events import build_event
 from payments.models import Payment
+from payments.provider_events import build_event
 from tasks_market.models import Delivery, Task
 from teams.models import Team
 from tests.support.servers import serve_http

@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.outbound import UnsafeURL, check_url
-from webhooks_app.events import EVENT_TYPES
+from webhooks_app.event_types import EVENT_TYPES
 from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 # --- Inbound ------------------------------------------------------------------------------------

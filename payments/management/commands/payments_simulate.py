@@ -28,7 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from core.errors import ProviderError, ProviderUnavailable
-from payments.events import send_event
+from payments.provider_events import send_event
 from payments.providers.local import DISPUTE_STATUSES, PAYMENT_OUTCOMES, SUBSCRIPTION_OUTCOMES, LocalPaymentProvider
 
 CANCELED = "canceled"  # Stripe's spelling, as in `payment_intent.canceled`

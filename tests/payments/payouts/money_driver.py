@@ -33,9 +33,9 @@ from django.test import TestCase
 
 from core.errors import InvalidState, ProviderError
 from payments import ledger, signing
-from payments.events import SignedEvent, provider_id, signing_secret
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, LedgerLine, LocalConnectObject, LocalPayment
+from payments.provider_events import SignedEvent, provider_id, signing_secret
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
 from tests.conftest import client_with_token, jwt_for

@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 from django.utils.dateparse import parse_datetime
 
-from payments.events import build_event
 from payments.models import Earning, LocalConnectObject, PayoutAccount
 from payments.onboarding import OnboardingInvalid, bank_account_parse, iban_valid, routing_valid
+from payments.provider_events import build_event
 from payments.services.payouts import payouts_run
 from tests.payments.payouts.conftest import in_review, onboard
 

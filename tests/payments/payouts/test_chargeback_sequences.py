@@ -19,10 +19,10 @@ from decimal import Decimal
 import pytest
 
 from payments import ledger
-from payments.events import SignedEvent, build_event
 from payments.ledger import seller_balances
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, LocalConnectObject, Payout
+from payments.provider_events import SignedEvent, build_event
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
 from tasks_market.services.disputes import payment_refund_released

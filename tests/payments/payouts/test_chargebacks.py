@@ -12,10 +12,10 @@ import pytest
 from django.core.management import call_command
 
 from payments import ledger
-from payments.events import build_event
 from payments.ledger import seller_balances
 from payments.ledger_check import ledger_problems
 from payments.models import Chargeback, Earning, LedgerEntry, Payout
+from payments.provider_events import build_event
 from payments.providers.local import LocalPaymentProvider
 from payments.services.payouts import payouts_run
 from tests.payments.payouts.conftest import in_review, onboard

@@ -17,7 +17,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from payments import ledger, signing
-from payments.events import build_event
 from payments.ledger_check import ledger_problems
 from payments.models import (
     Earning,
@@ -27,6 +26,7 @@ from payments.models import (
     PayoutAccount,
     TransferReversal,
 )
+from payments.provider_events import build_event
 from payments.providers.local import LocalPaymentProvider
 from payments.services.accounts import payout_account_start
 from payments.services.chargebacks import chargeback_open

@@ -1,4 +1,4 @@
-"""Provider events about money (registered from PaymentsConfig.ready(); docs/payouts.md#events).
+"""Handlers of the provider's events about money (registered from PaymentsConfig.ready(); docs/payouts.md#events).
 
 What buyers pay (payments.services.payments, which tells the payment's source through payments.registry):
 the money is secured by `payment_intent.succeeded` (the local provider; Stripe for an intent captured at
@@ -13,7 +13,7 @@ Sellers' money, in Stripe's shapes: `account.updated` carries a Connect account,
 account (the event's top-level `account` names it), `transfer.reversed` a transfer (`amount_reversed`
 in total, minor units), `capability.updated` a capability (`id`, `account`, `status`),
 `account.application.deauthorized` an application (the event's `account` is the one that left).
-Card disputes (`charge.dispute.*`) are payments/dispute_events.py's.
+Card disputes (`charge.dispute.*`) are payments/dispute_handlers.py's.
 """
 
 from __future__ import annotations

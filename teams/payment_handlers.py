@@ -1,4 +1,5 @@
-"""Payment-provider events that concern team subscriptions (docs/decisions.md#payments-webhook-inbound).
+"""Handlers of the payment provider's events about team subscriptions
+(docs/decisions.md#payments-webhook-inbound).
 
 With Stripe Checkout a hired team first knows only its checkout session (`cs_...`); the
 subscription's `sub_...` id is linked from `checkout.session.completed` (`subscription`) or from

@@ -1,4 +1,5 @@
-"""Provider events about card disputes (registered from PaymentsConfig.ready(); docs/payouts.md#chargebacks).
+"""Handlers of the provider's events about card disputes (registered from PaymentsConfig.ready();
+docs/payouts.md#chargebacks).
 
 Stripe's shapes: every `charge.dispute.*` event carries the dispute, naming its `payment_intent`, with its
 `status` (open: `warning_needs_response`, `warning_under_review` for an inquiry, `needs_response`,

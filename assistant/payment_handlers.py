@@ -1,4 +1,4 @@
-"""Payment-provider events for credit top-ups (registered from AssistantConfig.ready()).
+"""Handlers of the payment provider's events for credit top-ups (registered from AssistantConfig.ready()).
 
 A top-up is paid when its intent succeeds (Stripe captures top-ups at once). With Stripe Checkout
 the top-up first knows only its session (`cs_...`); the intent is linked from
