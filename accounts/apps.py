@@ -8,6 +8,6 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from accounts import schema  # noqa: F401  (registers the bearer scheme with drf-spectacular)
         from accounts.selectors import api_key_is_live
-        from core.idempotency import replay_guard_register
+        from core.http.idempotency import replay_guard_register
 
         replay_guard_register("api_key", api_key_is_live)

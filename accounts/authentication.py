@@ -16,11 +16,11 @@ from rest_framework_simplejwt.utils import aware_utcnow, get_md5_hash_password
 
 from accounts.models import User
 from accounts.services import KEY_SCHEME, api_key_authenticate
-from core.precompiled import PrecompiledQuery
+from core.db.precompiled import PrecompiledQuery
 
 _USER_ID = uuid.UUID(int=0)  # stands for the token's user id in the compiled lookup
 _FIELDS = [field.attname for field in User._meta.concrete_fields]
-# The user row of every JWT request: compiled once per process (core.precompiled), loaded as the ORM loads it.
+# The user row of every JWT request: compiled once per process (core.db.precompiled), loaded as the ORM loads it.
 _USER_BY_ID = PrecompiledQuery(lambda user_id: User.objects.filter(**{api_settings.USER_ID_FIELD: user_id}), [_USER_ID])
 
 

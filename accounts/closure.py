@@ -11,9 +11,9 @@ account sends data to):
 `accounts.services.user_delete` calls every step, in registration order, with `user=` inside the one
 transaction that closes the account. So a step:
 
-- makes no network call: what a provider must hear is queued with `core.enqueue.enqueue_after_commit`
+- makes no network call: what a provider must hear is queued with `core.ops.enqueue.enqueue_after_commit`
   (sent only if the close commits) under an idempotency key derived from the operation;
-- may refuse the close by raising a `core.errors.DomainError`: the whole close rolls back;
+- may refuse the close by raising a `core.http.errors.DomainError`: the whole close rolls back;
 - deletes nothing: the other party keeps its history.
 
 See docs/decisions.md#closing-an-account.

@@ -37,8 +37,8 @@ from accounts.selectors import RECOVERY_REVIEW_PERIOD
 from accounts.throttle import login_attempt_begin, login_attempt_forget
 from accounts.verification import email_verification_queue, email_verified_mark
 from core.api.validation import RequestValidationError, error
-from core.enqueue import enqueue_after_commit
-from core.errors import Conflict, EmailUnverified, InputRejected, NotFound
+from core.http.errors import Conflict, EmailUnverified, InputRejected, NotFound
+from core.ops.enqueue import enqueue_after_commit
 
 logger = logging.getLogger(__name__)
 

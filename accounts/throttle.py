@@ -1,6 +1,6 @@
 """Password guessing: failed logins counted per account, per (account, client) and per client.
 
-On top of the path buckets of core.ratelimit, fixed-window counters in the rate-limit cache
+On top of the path buckets of core.http.ratelimit, fixed-window counters in the rate-limit cache
 (see docs/operations.md#login-throttling):
 
 - per (account, client): every guess at one account from one client (an IPv6 client as its /64);
@@ -30,8 +30,8 @@ from django.core.cache import caches
 from rest_framework import exceptions, status
 
 from accounts.models import User, normalise_email
-from core.ratelimit import client_key, override_limit
-from core.ratelimit_rules import MINUTE, Rule
+from core.http.ratelimit import client_key, override_limit
+from core.http.ratelimit_rules import MINUTE, Rule
 
 logger = logging.getLogger(__name__)
 

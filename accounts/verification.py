@@ -34,8 +34,8 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.registry import credits_keeper
 from accounts.throttle import LoginThrottled
-from core.enqueue import enqueue_after_commit
-from core.errors import InputRejected, InvalidState
+from core.http.errors import InputRejected, InvalidState
+from core.ops.enqueue import enqueue_after_commit
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from accounts.models import User
 from assistant.models import Assistant, AssistantMessage, CreditBalance, CreditTransaction, ImageGeneration
 from assistant.selectors import credit_balance
 from assistant.services import credits_adjust, image_generation_fail
-from core.errors import InsufficientCredits
+from core.http.errors import InsufficientCredits
 
 
 class CreditBalanceInline(admin.StackedInline):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.middleware import RateLimitMiddleware
+from core.http.middleware import RateLimitMiddleware
 
 BARE_PREFIX = "/bench/bare/"
 

@@ -9,7 +9,7 @@ Redis, and times in CPU seconds (time.process_time, so other work on the machine
 - the floor request (GET /bench/bare/hello) through the WSGI handler and every production middleware;
 - `SELECT 1` through Django's connection; `cache.get` on the Redis cache.
 
-Variants: `off` (nothing set: the production default), `prometheus-client` (core.metrics, multiprocess mode,
+Variants: `off` (nothing set: the production default), `prometheus-client` (core.ops.metrics, multiprocess mode,
 as `make serve` runs it with METRICS_PORT), `django-prometheus` (its before/after middleware and PostgreSQL
 backend, multiprocess mode; its cache backends need django-redis), `otel` (OTEL_EXPORTER_OTLP_ENDPOINT set;
 the batch exporter's delay is longer than the run, so this is the instrumentation alone), `sentry` (SENTRY_DSN
@@ -55,9 +55,9 @@ def child(variant: str, requests: int) -> dict[str, float]:
     if variant in ("prometheus-client", "django-prometheus"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = multiproc
     if variant == "django-prometheus":
-        from core import metrics
+        from core.ops import metrics
 
-        metrics.ENABLED = False  # core.metrics stays off (no middleware, no timings): django-prometheus alone
+        metrics.ENABLED = False  # core.ops.metrics stays off (no middleware, no timings): django-prometheus alone
     if variant == "otel":
         os.environ.update(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", OTEL_BSP_SCHEDULE_DELAY="600000")
     if variant == "sentry":
@@ -69,7 +69,7 @@ def child(variant: str, requests: int) -> dict[str, float]:
     if variant == "django-prometheus":
         settings.MIDDLEWARE = [
             "django_prometheus.middleware.PrometheusBeforeMiddleware",
-            *(name for name in settings.MIDDLEWARE if name != "core.metrics.MetricsMiddleware"),
+            *(name for name in settings.MIDDLEWARE if name != "core.ops.metrics.MetricsMiddleware"),
             "django_prometheus.middleware.PrometheusAfterMiddleware",
         ]
         settings.DATABASES["default"]["ENGINE"] = "django_prometheus.db.backends.postgresql"
@@ -81,7 +81,7 @@ def child(variant: str, requests: int) -> dict[str, float]:
     from django.db import connection
 
     app = get_wsgi_application()
-    timed = "core.metrics.MetricsMiddleware" in settings.MIDDLEWARE
+    timed = "core.ops.metrics.MetricsMiddleware" in settings.MIDDLEWARE
     assert timed == (variant == "prometheus-client"), settings.MIDDLEWARE
     status, body = call(app, "/bench/bare/hello", None)
     assert status.startswith("200"), (status, body[:300])

@@ -112,8 +112,8 @@ def main() -> int:
 
     from accounts.management.commands.ensure_demo_user import DEMO_EMAIL
     from accounts.models import User
+    from core.http.ratelimit import forget_overrides
     from core.models import RateLimitOverride
-    from core.ratelimit import forget_overrides
 
     RateLimitOverride.objects.get_or_create(
         network="127.0.0.1/32", rule="*", defaults={"limit": 10**9, "reason": "bench/profile.py: lift the cap"}

@@ -435,8 +435,8 @@ def main() -> int:
     from accounts.management.commands.ensure_demo_user import DEMO_EMAIL
     from accounts.models import User
     from brands.models import Brand
+    from core.http.ratelimit import forget_overrides
     from core.models import RateLimitOverride
-    from core.ratelimit import forget_overrides
     from demo_seed.management.commands.seed_demo import SHOWCASE_BRAND
     from tasks_market.models import Task, TaskStatus
 
@@ -553,7 +553,7 @@ def main() -> int:
 
 def add_open_tasks(count: int) -> None:
     """`count` copies of one open task, each older than the last (as the peer's compare.py), then ANALYZE.
-    The kept open count follows through its trigger (core.counters)."""
+    The kept open count follows through its trigger (core.db.counters)."""
     import psycopg
 
     if count <= 0:
@@ -633,7 +633,7 @@ def growth_rows(base: str, headers: dict[str, str], args, workdir: Path, pgid: i
 
 def metrics_cost(base: str, pgid: int, env: dict, scenarios: list[Scenario], args, workdir: Path) -> list[str]:
     """The floor (a) and /health (b) on this server (metrics off) and on a second one started as `make serve` starts
-    it with METRICS_PORT (core.metrics on, multiprocess), in interleaved rounds; and one scrape of its exporter."""
+    it with METRICS_PORT (core.ops.metrics on, multiprocess), in interleaved rounds; and one scrape of its exporter."""
     import httpx
 
     port, metrics_port = free_port(), free_port()
@@ -667,8 +667,8 @@ def metrics_cost(base: str, pgid: int, env: dict, scenarios: list[Scenario], arg
         "",
         "### Metrics cost per request",
         "",
-        "The same server with metrics on (`METRICS_PORT`, core.metrics in prometheus-client's multiprocess mode, as "
-        "`make serve` runs it) against metrics off, in interleaved rounds (best round's requests/s, median CPU):",
+        "The same server with metrics on (`METRICS_PORT`, core.ops.metrics in prometheus-client's multiprocess mode, "
+        "as `make serve` runs it) against metrics off, in interleaved rounds (best round's requests/s, median CPU):",
         "",
         "| | endpoint | metrics off | metrics on | requests/s | web CPU per request |",
         "|---|---|---:|---:|---:|---:|",

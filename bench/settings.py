@@ -12,6 +12,6 @@ from config.settings.production import MIDDLEWARE
 
 ROOT_URLCONF = "bench.urls"
 MIDDLEWARE = [
-    "bench.middleware.RateLimitExceptBare" if name == "core.middleware.RateLimitMiddleware" else name
+    "bench.middleware.RateLimitExceptBare" if name == "core.http.middleware.RateLimitMiddleware" else name
     for name in MIDDLEWARE
 ]

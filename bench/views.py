@@ -6,7 +6,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.access import Access
+from core.http.access import Access
 from tasks_market.api.views.tasks import TaskListView
 
 

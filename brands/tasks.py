@@ -12,7 +12,7 @@ from brands.services.publications import (
     publications_requeue,
 )
 from brands.services.research import audit_run
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 
 PUBLISH_MAX_RETRIES = 5
 

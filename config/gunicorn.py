@@ -22,8 +22,8 @@ import os
 
 from gunicorn import glogging
 
-from core import metrics
-from core.logging import JsonFormatter
+from core.ops import metrics
+from core.ops.logging import JsonFormatter
 
 _cores = os.cpu_count() or 1
 
@@ -44,7 +44,7 @@ max_requests_jitter = max_requests // 10
 certfile = os.environ.get("TLS_CERT") or None
 keyfile = os.environ.get("TLS_KEY") or None
 
-# Whether a request is secure, and who the client is, is decided by core.middleware from
+# Whether a request is secure, and who the client is, is decided by core.http.middleware from
 # TRUSTED_PROXIES alone: gunicorn must not turn X-Forwarded-Proto into wsgi.url_scheme by itself.
 secure_scheme_headers: dict[str, str] = {}
 forwarded_allow_ips = "127.0.0.1"  # irrelevant without secure_scheme_headers; kept explicit
@@ -55,7 +55,7 @@ loglevel = (os.environ.get("LOG_LEVEL") or "info").lower()
 
 
 class JsonLogger(glogging.Logger):
-    """gunicorn's own lines as JSON (core.logging.JsonFormatter); the access line carries the request id."""
+    """gunicorn's own lines as JSON (core.ops.logging.JsonFormatter); the access line carries the request id."""
 
     def setup(self, cfg) -> None:
         super().setup(cfg)

@@ -8,11 +8,11 @@ from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
 from accounts.admin_login import admin_login
+from config.guide import api_root, guide_page, landing_page
 from core.api.health_views import HealthView
 from core.api.openapi_view import OpenApiView
-from core.csp import page_policy
-from core.guide import api_root, guide_page, landing_page
-from core.views import api_not_found
+from core.http.csp import page_policy
+from core.http.views import api_not_found
 from payments.views import checkout, payout_onboarding
 
 # The marketplace first: Django tries the routes in order, and its open-task list is the hottest read
@@ -59,8 +59,8 @@ if apps.is_installed("demo") and (settings.DEMO_AGENT_ENABLED or settings.DEMO_I
     # installed (config/settings/local.py), since their views use its model.
     urlpatterns.append(path("", include("demo.urls")))
 
-# Under /api/ each answers JSON in the error shape (core.views; see docs/decisions.md#errors).
-handler400 = "core.views.handler400"
-handler403 = "core.views.handler403"
-handler404 = "core.views.handler404"
-handler500 = "core.views.handler500"
+# Under /api/ each answers JSON in the error shape (core.http.views; see docs/decisions.md#errors).
+handler400 = "core.http.views.handler400"
+handler403 = "core.http.views.handler403"
+handler404 = "core.http.views.handler404"
+handler500 = "core.http.views.handler500"

@@ -5,8 +5,8 @@ from django.core.paginator import Paginator
 from django.db import connections
 from django.utils.functional import cached_property
 
+from core.http.ratelimit import forget_overrides
 from core.models import RateLimitOverride
-from core.ratelimit import forget_overrides
 
 # Change lists of tables that grow without bound (see docs/decisions.md#admin-change-lists-at-size).
 EXACT_COUNT_CAP = 10_000

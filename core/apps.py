@@ -9,8 +9,9 @@ class CoreConfig(AppConfig):
         from django.urls import register_converter
 
         # signals: connects the receivers; checks: registers the deploy checks.
-        from core import checks, metrics, observability, signals  # noqa: F401
+        from core import checks, signals  # noqa: F401
         from core.api.converters import LenientUUIDConverter
+        from core.ops import metrics, observability
 
         # `<uid:name>`: a UUID path parameter that is a 422, not a 404, when malformed.
         register_converter(LenientUUIDConverter, "uid")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, Tags, register
 
-from core.metrics import bind_is_private
+from core.ops.metrics import bind_is_private
 
 
 @register(Tags.security, deploy=True)

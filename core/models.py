@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from core.ratelimit_rules import RULES
+from core.http.ratelimit_rules import RULES
 
 RULE_CHOICES = [("*", "every rule"), *[(name, f"{name} ({rule.rate})") for name, rule in RULES.items()]]
 
@@ -60,7 +60,7 @@ class IdempotencyKey(models.Model):
     """One `Idempotency-Key` of one user: claimed while its request runs, then the response to replay.
 
     The unique (user, key) pair is the claim: the first INSERT wins, every other copy of the request
-    finds the row (core.idempotency). `response_status` is null while the first request is in flight.
+    finds the row (core.http.idempotency). `response_status` is null while the first request is in flight.
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -69,7 +69,7 @@ class IdempotencyKey(models.Model):
     request = models.CharField(max_length=500, help_text="Method and path of the first request, for reading.")
     locked_at = models.DateTimeField(help_text="When the request holding the claim started.")
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    # Sealed (AES-GCM, core.idempotency): a response may carry a secret shown once. Inside, JSON text rather
+    # Sealed (AES-GCM, core.http.idempotency): a response may carry a secret shown once. Inside, JSON text rather
     # than jsonb, which would reorder the keys of the replayed body. (help_text predates the sealing.)
     response_body = models.TextField(blank=True, help_text="JSON; empty when the response had no body.")
     response_headers = models.JSONField(default=dict, blank=True)
@@ -84,11 +84,11 @@ class IdempotencyKey(models.Model):
 
 
 class Counter(models.Model):
-    """One shard of an exactly kept count (core.counters; docs/decisions.md#lists): the count of `name` is
+    """One shard of an exactly kept count (core.db.counters; docs/decisions.md#lists): the count of `name` is
     the sum of its shards, kept by database triggers in the same transaction as every write that moves a
     row in or out of what it counts. `version` goes up by one with every statement that writes a counted
     row (moved or not): the shards' versions together name one state of the counted rows, under which a
-    process may keep a page of them (core.pagecache)."""
+    process may keep a page of them (core.db.pagecache)."""
 
     name = models.CharField(max_length=100)
     shard = models.PositiveSmallIntegerField()

@@ -1,6 +1,6 @@
 """Cache invalidation: a changed rate-limit override is seen at once by every process, whether it was
 saved, deleted one by one or in bulk (the admin's delete action). And every new PostgreSQL connection
-parses `timestamptz` in C (core.dbtypes)."""
+parses `timestamptz` in C (core.db.dbtypes)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from django.db.backends.signals import connection_created
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from core import dbtypes
+from core.db import dbtypes
+from core.http.ratelimit import forget_overrides
 from core.models import RateLimitOverride
-from core.ratelimit import forget_overrides
 
 
 @receiver(post_save, sender=RateLimitOverride, dispatch_uid="core.ratelimit_override_saved")

@@ -3,9 +3,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.core.cache import cache
 
-from core.counters import counters_reconcile
-from core.idempotency import idempotency_keys_prune
-from core.retention import logs_prune
+from core.db.counters import counters_reconcile
+from core.http.idempotency import idempotency_keys_prune
+from core.ops.retention import logs_prune
 
 
 @shared_task(name="core.tasks.ping")
@@ -31,5 +31,5 @@ def prune_idempotency_keys() -> int:
 
 @shared_task(name="core.tasks.reconcile_counters")
 def reconcile_counters() -> dict[str, dict[str, int]]:
-    """Kept counts against a fresh COUNT, drift fixed and returned (core.counters)."""
+    """Kept counts against a fresh COUNT, drift fixed and returned (core.db.counters)."""
     return counters_reconcile()

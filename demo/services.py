@@ -22,7 +22,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 from accounts.models import User
 from accounts.services import user_create
 from assistant.providers.llm import get_llm_provider
-from core.errors import InvalidState, NotFound
+from core.http.errors import InvalidState, NotFound
 from demo.models import InboxMessage
 from payments.models import LocalConnectObject, PayoutAccount
 from payments.providers.base import PayoutAccountStatus

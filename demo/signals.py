@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from core.enqueue import enqueue_after_commit
+from core.ops.enqueue import enqueue_after_commit
 
 
 def task_created_bid(sender, instance, created: bool, **kwargs) -> None:

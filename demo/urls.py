@@ -4,7 +4,7 @@ is installed and DEMO_AGENT_ENABLED / DEMO_INBOX_ENABLED are on (the local profi
 from django.conf import settings
 from django.urls import path, re_path
 
-from core.csp import page_policy
+from core.http.csp import page_policy
 from demo import views
 
 urlpatterns = []

@@ -16,7 +16,7 @@ from standardwebhooks import WebhookVerificationError
 
 from accounts.authentication import BearerAuthentication
 from accounts.models import User
-from core.enqueue import enqueue_now
+from core.ops.enqueue import enqueue_now
 from demo.models import InboxMessage
 from demo.services import SIGNATURE_HEADERS, demo_agent_verify, inbox_messages, inbox_receive, inbox_url
 

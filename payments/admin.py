@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin import BoundedCountPaginator, fixed_values_filter
-from core.errors import DomainError
+from core.http.errors import DomainError
 from payments.models import Chargeback, Earning, LedgerEntry, LedgerLine, Payment, Payout, PayoutAccount
 from payments.registry import payment_source
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import NotFound, ProviderError, ProviderUnavailable
+from core.http.errors import NotFound, ProviderError, ProviderUnavailable
 from payments.models import LocalCheckoutSession
 from payments.money import from_minor
 from payments.provider_events import SignedEvent, send_event

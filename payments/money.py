@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from core.errors import ProviderError
+from core.http.errors import ProviderError
 
 # Stripe's lists: https://docs.stripe.com/currencies#zero-decimal and #three-decimal
 ZERO_DECIMAL = frozenset(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
-from core.errors import NotFound, ProviderUnavailable
+from core.http.errors import NotFound, ProviderUnavailable
 from payments.models import LocalConnectObject
 from payments.provider_events import send_event
 from payments.providers.local import LocalPaymentProvider, account_event_object

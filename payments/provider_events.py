@@ -21,13 +21,13 @@ from urllib.parse import urlsplit
 import httpx
 from django.conf import settings
 
-from core.errors import ProviderUnavailable
-from core.outbound import DeadlineTransport
+from core.http.errors import ProviderUnavailable
+from core.http.outbound import DeadlineTransport
 from payments import signing
 
 _ID_ALPHABET = string.ascii_letters + string.digits
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
-SEND_DEADLINE = 20.0  # seconds for the whole delivery (core.outbound.DeadlineTransport)
+SEND_DEADLINE = 20.0  # seconds for the whole delivery (core.http.outbound.DeadlineTransport)
 
 
 def provider_id(prefix: str) -> str:

@@ -120,7 +120,7 @@ class PaymentSource(Protocol):
 
     def staff_refund(self, payment: Payment, staff_user: Any) -> None:
         """Staff asked for the payment's refund in the admin: the source decides how (for a task, a dispute's
-        full refund, or a refund after release), raising core.errors.DomainError when it cannot be."""
+        full refund, or a refund after release), raising core.http.errors.DomainError when it cannot be."""
 
 
 _sources: dict[str, PaymentSource] = {}

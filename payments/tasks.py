@@ -6,7 +6,7 @@ import logging
 
 from celery import shared_task
 
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 from payments.ledger_check import ledger_problems
 from payments.reconcile import reconcile_and_alert
 from payments.services.earnings import earnings_settle

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from core.errors import NotFound, ProviderError
+from core.http.errors import NotFound, ProviderError
 from payments.checkout import CheckoutState, Choice, checkout_complete, checkout_page
 from payments.onboarding import OnboardingInvalid, bank_account_parse, onboarding_complete, onboarding_page
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from core.errors import NotFound
+from core.http.errors import NotFound
 from scrapers.models import Snapshot
 
 

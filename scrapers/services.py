@@ -19,8 +19,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import User
-from core.enqueue import enqueue_after_commit
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
+from core.ops.enqueue import enqueue_after_commit
 from scrapers.models import FINAL_STATUSES, Snapshot, SnapshotStatus, snapshot_status_for
 from scrapers.providers import Progress, ScraperProvider, SnapshotNotFound, get_scraper_provider
 from scrapers.providers.base import strip_nul

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 from scrapers.providers.local import local_job_run
 from scrapers.services import snapshot_fetch_results, snapshots_poll
 

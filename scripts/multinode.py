@@ -335,7 +335,7 @@ def kill_a_web_node(cluster: Cluster, *, settle: float = 3.0, hold: bool = False
     in_window = [a for a in answers if a.done >= killed_at and a.at < down_at]
     outside = [a for a in failures(answers) if a not in in_window]
     # A POST whose request died with the node holds its Idempotency-Key claim for 5 minutes
-    # (core/idempotency.py): its retries get 409 idempotency_in_progress. Pass the 5 minutes, retry them.
+    # (core/http/idempotency.py): its retries get 409 idempotency_in_progress. Pass the 5 minutes, retry them.
     in_doubt = [key for key in load.unacknowledged]
     conflicted = {
         row[0]

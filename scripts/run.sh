@@ -41,7 +41,7 @@ demo_key=$("$PY" manage.py ensure_demo_user | sed -n 's/^API key: *//p')
 
 # The banner comes last, once web, worker and beat are ready (after their start-up output); `make info`
 # prints it again. The worker and beat write $VAR_DIR/ready/<role> when ready (demo/signals.py). Routine
-# periodic work logs at DEBUG (core/routine_logs.py), so the banner stays on screen. Its printer is a
+# periodic work logs at DEBUG (core/ops/routine_logs.py), so the banner stays on screen. Its printer is a
 # background job of this shell: the supervisor this shell execs below inherits it and reaps it once done.
 rm -rf "$VAR_DIR/ready"
 banner=$("$PY" manage.py demo_info --api-key "$demo_key")

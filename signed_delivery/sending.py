@@ -1,4 +1,4 @@
-"""One signed POST through core.outbound: the URL is resolved and checked before every call and the call
+"""One signed POST through core.http.outbound: the URL is resolved and checked before every call and the call
 goes to the checked address; no redirects; a total deadline; only a 2xx is success."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
-from core.outbound import OutboundError, UnsafeURL, request
+from core.http.outbound import OutboundError, UnsafeURL, request
 from signed_delivery.signing import sign_headers
 
 EXCERPT_BYTES = 1024

@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from core.admin import BoundedCountPaginator, fixed_values_filter
-from core.errors import DomainError
+from core.http.errors import DomainError
 from payments.admin import NeverDeleted
 from tasks_market.models import (
     Agent,

@@ -8,7 +8,7 @@ class TasksMarketConfig(AppConfig):
     def ready(self) -> None:
         from accounts.closure import account_closing_step_register
         from accounts.review import review_source_register
-        from core.retention import log_pruner_register
+        from core.ops.retention import log_pruner_register
         from tasks_market import payment_handlers  # noqa: F401 - registers its payment event handlers
         from tasks_market.retention import dispatch_logs_prune
         from tasks_market.selectors import agent_endpoints_of

@@ -1,4 +1,4 @@
-"""The counts the marketplace keeps (core.counters; docs/decisions.md#lists).
+"""The counts the marketplace keeps (core.db.counters; docs/decisions.md#lists).
 
 `tasks.open` counts the open tasks: the rows of the queryset below, with which the reconciliation
 compares the kept count. The triggers that keep it are installed by tasks_market migrations 0005 and 0008,
@@ -7,7 +7,7 @@ with its own triggers."""
 
 from __future__ import annotations
 
-from core import counters
+from core.db import counters
 from tasks_market.models import Task, TaskStatus
 
 OPEN_TASKS = "tasks.open"

@@ -1,4 +1,4 @@
-"""This app's logs that grow with traffic, pruned by the hourly job (core.retention)."""
+"""This app's logs that grow with traffic, pruned by the hourly job (core.ops.retention)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
-from core.retention import delete_in_batches
+from core.ops.retention import delete_in_batches
 from tasks_market.models import DeliveryAttempt
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from core.errors import DomainError
+from core.http.errors import DomainError
 from teams import services
 from teams.models import Team
 

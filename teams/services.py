@@ -19,8 +19,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
+from core.http.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
+from core.ops.enqueue import enqueue_after_commit
 from payments.providers import ProviderSubscription, get_payment_provider
 from payments.sessions import link_checkout_session
 from teams.models import Team, TeamStatus

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ImproperlyConfigured
 
-from core.access import API_KEY_PREFIXES, Access
 from core.api.permissions import required_permission
 from core.api.views import ApiView
+from core.http.access import API_KEY_PREFIXES, Access
 from tests.access import all_routes
 from tests.conftest import HttpsAPIClient, client_with_token, jwt_for
 from tests.support.factories import UserFactory

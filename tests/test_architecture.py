@@ -293,7 +293,7 @@ def test_the_signing_finder_finds_both_kinds():
 
 
 def test_no_product_module_imports_a_celery_task_module():
-    """Services queue tasks by name (core.enqueue); tasks import services, never the reverse."""
+    """Services queue tasks by name (core.ops.enqueue); tasks import services, never the reverse."""
     importers = sorted(
         f"{module} -> {target}" for module, targets in graph().items() for target in targets & CELERY_TASK_MODULES
     )

@@ -1,4 +1,4 @@
-"""Every task a service queues by name (core.enqueue) is a task Celery knows: a misspelt name would only
+"""Every task a service queues by name (core.ops.enqueue) is a task Celery knows: a misspelt name would only
 show up as a message no worker takes."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def queued_task_names(modules: dict[str, ast.Module]) -> list[tuple[str, str]]:
     constants = {name: _string_constants(tree) for name, tree in modules.items()}
     found = []
     for module, tree in modules.items():
-        if module == "core.enqueue":  # the helpers themselves, passing the name on
+        if module == "core.ops.enqueue":  # the helpers themselves, passing the name on
             continue
         known = dict(constants[module])
         for node in tree.body:

@@ -103,13 +103,13 @@ def test_no_migration_imports_application_code():
 def test_the_check_sees_every_way_to_import(tmp_path):
     migration = tmp_path / "0001_x.py"
     migration.write_text(
-        "import uuid\nimport core.models\nfrom django.db import migrations\nfrom core.counters import installer\n"
+        "import uuid\nimport core.models\nfrom django.db import migrations\nfrom core.db.counters import installer\n"
         "from . import helpers\n\ndef run(apps, schema_editor):\n    from tasks_market import counters\n"
         "    importlib.import_module('payments.models')\n"
     )
     assert app_imports(migration, {"core", "tasks_market", "payments"}, root=tmp_path) == [
         "0001_x.py:2: import core.models",
-        "0001_x.py:4: from core.counters import installer",
+        "0001_x.py:4: from core.db.counters import installer",
         "0001_x.py:5: from . import helpers",
         "0001_x.py:8: from tasks_market import counters",
         "0001_x.py:9: import_module('payments.models')",

@@ -8,7 +8,7 @@ class WebhooksAppConfig(AppConfig):
     def ready(self) -> None:
         from accounts.closure import account_closing_step_register
         from accounts.review import review_source_register
-        from core.retention import log_pruner_register
+        from core.ops.retention import log_pruner_register
         from payments.announcements import sink_register
         from webhooks_app.retention import webhook_logs_prune
         from webhooks_app.selectors import subscription_urls_of

@@ -15,8 +15,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.metrics import WEBHOOK_DELIVERIES, business_count
+from core.ops.enqueue import enqueue_after_commit
+from core.ops.metrics import WEBHOOK_DELIVERIES, business_count
 from signed_delivery.engine import (
     Channel,
     Message,

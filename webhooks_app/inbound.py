@@ -29,7 +29,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from core.metrics import PAYMENTS_SETTLED, business_count
+from core.ops.metrics import PAYMENTS_SETTLED, business_count
 from payments import registry, signing
 from webhooks_app.models import (
     InboundDelivery,

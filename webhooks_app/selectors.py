@@ -6,7 +6,7 @@ from uuid import UUID
 
 from django.db.models import Prefetch, QuerySet
 
-from core.errors import NotFound
+from core.http.errors import NotFound
 from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 

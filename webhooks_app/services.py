@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.errors import Conflict, NotFound
+from core.http.errors import Conflict, NotFound
+from core.ops.enqueue import enqueue_after_commit
 from signed_delivery.sending import message_body
 from signed_delivery.signing import ROTATION_GRACE, new_secret
 from signed_delivery.signing import signing_secrets as current_secrets

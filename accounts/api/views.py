@@ -39,11 +39,11 @@ from accounts.services import (
 )
 from accounts.throttle import login_attempt_begin, login_attempt_forget, login_authenticate
 from accounts.verification import email_verification_resend, email_verify
-from core.access import Access
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import AutoSchema, error_response
 from core.api.views import ApiView
-from core.idempotency import idempotent, replay_only_while
+from core.http.access import Access
+from core.http.idempotency import idempotent, replay_only_while
 
 TAGS = ["auth"]
 

@@ -31,13 +31,13 @@ from assistant.api.serializers import (
 )
 from assistant.domain.image_models import IMAGE_MODELS, default_model
 from assistant.services import free_tools
-from core.access import Access
 from core.api.pagination import OffsetPageQuery, PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
-from core.idempotency import idempotent
-from core.outbound import UnsafeURL
+from core.http.access import Access
+from core.http.idempotency import idempotent
+from core.http.outbound import UnsafeURL
 
 LLM_FAILED = error_response("The language model failed (`provider_error`); nothing was stored.")
 LLM_UNAVAILABLE = error_response("The language model is not configured or cannot be reached (`provider_unavailable`).")

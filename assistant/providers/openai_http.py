@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from core.errors import ProviderError, ProviderUnavailable
-from core.outbound import DeadlineTransport
+from core.http.errors import ProviderError, ProviderUnavailable
+from core.http.outbound import DeadlineTransport
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class OpenAIClient:
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
-            # `timeout` bounds each attempt as a whole, not only each read (core.outbound.DeadlineTransport).
+            # `timeout` bounds each attempt as a whole, not only each read (core.http.outbound.DeadlineTransport).
             transport=transport or DeadlineTransport(timeout),
             follow_redirects=False,
         )

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from assistant.models import CreditBalance, CreditTopUp, CreditTransaction
-from core.errors import InsufficientCredits, NotFound
+from core.http.errors import InsufficientCredits, NotFound
 from payments.money import event_money_mismatch
 from payments.providers import get_payment_provider
 from payments.sessions import link_checkout_session
@@ -88,7 +88,7 @@ def credit_top_up_start(*, user: User, pack: str, success_url: str = "", cancel_
     chosen = credit_pack(pack)
     top_up_id = uuid.uuid4()
     provider = get_payment_provider()
-    # A client's retry of the request is the Idempotency-Key header's business (core.idempotency); this key
+    # A client's retry of the request is the Idempotency-Key header's business (core.http.idempotency); this key
     # makes a retried provider call inside this one top-up create one payment.
     payment = provider.create_payment(
         amount=chosen["price"],

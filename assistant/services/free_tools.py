@@ -12,8 +12,8 @@ from rest_framework import serializers
 
 from assistant.domain.catalogue import CHANNELS, OBJECTIVES
 from assistant.providers.llm import get_llm_provider
-from core.errors import ProviderError
-from core.outbound import OutboundError, UnsafeURL, fetch
+from core.http.errors import ProviderError
+from core.http.outbound import OutboundError, UnsafeURL, fetch
 from scrapers.html_facts import extract_page_facts
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
@@ -162,9 +162,9 @@ def taglines_generate(*, brand_name: str, description: str, tone: str, count: in
 
 
 def website_facts(*, url: str) -> dict[str, Any]:
-    """Fetch the page (core.outbound: private addresses refused unless allowed, the call pinned to the
+    """Fetch the page (core.http.outbound: private addresses refused unless allowed, the call pinned to the
     checked address, every redirect re-checked, OUTBOUND_PAGE_DEADLINE_SECONDS in all, 2 MiB cap)
-    and read its facts. Raises core.outbound.UnsafeURL or PageUnavailable.
+    and read its facts. Raises core.http.outbound.UnsafeURL or PageUnavailable.
     """
     try:
         page = fetch(url, schemes=("http", "https"), max_bytes=MAX_PAGE_BYTES)

@@ -16,7 +16,7 @@ from assistant.domain.image_models import get_model
 from assistant.models import CreditTransaction, ImageGeneration
 from assistant.providers.images import get_image_provider
 from assistant.services.credits import credit_apply
-from core.metrics import CREDITS_SPENT, business_count
+from core.ops.metrics import CREDITS_SPENT, business_count
 
 logger = logging.getLogger(__name__)
 

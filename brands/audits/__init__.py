@@ -16,7 +16,7 @@ from brands.audits.text import top_keywords
 from brands.models import Brand, CompetitorSource, ResearchModule, TrackedGroupMember
 from brands.selectors.competitors import competitor_roster
 from brands.services.competitors import competitors_discover
-from core.outbound import OutboundError, UnsafeURL, fetch
+from core.http.outbound import OutboundError, UnsafeURL, fetch
 from scrapers.html_facts import extract_page_facts
 
 WEBSITE_MAX_BYTES = 2 * 1024 * 1024

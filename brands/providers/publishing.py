@@ -15,7 +15,7 @@ platform would. Results:
   `unsupported_media_type`, `caption_too_long`, `too_many_hashtags`, `invalid_aspect_ratio`,
   `image_too_small`, `video_too_long`, `platform_mismatch`).
 
-A provider that cannot be reached raises core.errors.ProviderUnavailable; the publisher retries.
+A provider that cannot be reached raises core.http.errors.ProviderUnavailable; the publisher retries.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from brands.models import LocalPublishedPost
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 
 SUCCEEDED, FAILED, NEEDS_ATTENTION = "succeeded", "failed", "needs_attention"
 

@@ -7,7 +7,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from brands.models import Brand, BrandKit
-from core.errors import NotFound
+from core.http.errors import NotFound
 
 
 def brands_of(owner) -> QuerySet[Brand]:

@@ -38,7 +38,7 @@ from brands.selectors.competitor_rows import (
     seed_row_id,
 )
 from brands.selectors.roster_cache import cached_bytes, roster_slot
-from core.errors import NotFound
+from core.http.errors import NotFound
 
 __all__ = ["brand_seeds", "seed_row_id"]  # re-exported for services
 

@@ -9,7 +9,7 @@ from django.db.models import Prefetch, QuerySet
 
 from brands.models import Artifact, Brand, TrackedGroup, TrackedGroupMember
 from brands.models.intelligence import SHARED
-from core.errors import NotFound
+from core.http.errors import NotFound
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from brands.domain.matching import normalize_domain
 from brands.models import Brand, BrandKit
 from brands.selectors.brands import brand_of, kit_of
 from brands.services.research import audit_modules, audits_queue
-from core.errors import InputRejected, NotFound
+from core.http.errors import InputRejected, NotFound
 from teams.models import Team
 
 BRAND_FIELDS = ("name", "website_url", "domain", "industry", "description", "country", "social_links")

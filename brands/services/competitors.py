@@ -29,7 +29,7 @@ from brands.selectors.competitors import (
 )
 from brands.selectors.roster_cache import roster_changed, shared_competitors_changed
 from brands.services.intelligence import advertisers_for_domains, competitors_group_sync
-from core.errors import Conflict, InvalidState
+from core.http.errors import Conflict, InvalidState
 
 EDITABLE_FIELDS = (
     "name",

@@ -20,7 +20,7 @@ from brands.models import Advertiser, Brand, TrackedGroup, TrackedGroupFork, Tra
 from brands.models.intelligence import SHARED
 from brands.selectors.brands import brand_of
 from brands.selectors.roster_cache import roster_changed
-from core.errors import NotFound, StaleWrite
+from core.http.errors import NotFound, StaleWrite
 
 COMPETITORS_GROUP_SLUG = "competitors"
 

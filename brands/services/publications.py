@@ -21,8 +21,8 @@ from django.utils import timezone
 from brands.models import Publication, PublicationPhase, PublicationStatus
 from brands.providers.publishing import PublishRequest, PublishResult, get_publishing_provider
 from brands.selectors.brands import brand_of
-from core.enqueue import enqueue_after_commit, enqueue_now
-from core.errors import InvalidState, NotFound
+from core.http.errors import InvalidState, NotFound
+from core.ops.enqueue import enqueue_after_commit, enqueue_now
 from webhooks_app.services import event_publish
 
 logger = logging.getLogger(__name__)

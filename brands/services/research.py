@@ -21,7 +21,7 @@ from django.utils import timezone
 from brands.audits import AUDITS
 from brands.audits.outcome import AuditFailed, AuditOutcome
 from brands.models import Artifact, Brand, ResearchItem, ResearchModule, ResearchStatus
-from core.enqueue import enqueue_now
+from core.ops.enqueue import enqueue_now
 
 logger = logging.getLogger(__name__)
 

@@ -48,17 +48,17 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     *METRICS_MIDDLEWARE,  # noqa: F405  (first: it times everything below; empty when metrics are off)
     # Order matters: every request gets an id (for logs and X-Request-ID), a view that cannot get the
-    # database answers 503 (core.dberrors) rather than 500, the client's address and
+    # database answers 503 (core.db.dberrors) rather than 500, the client's address and
     # scheme are settled, plain HTTP is refused before anything else runs, then the rate limit is
     # counted, then Django proper.
-    "core.middleware.RequestIdMiddleware",
-    "core.middleware.PrivateApiResponseMiddleware",
-    "core.middleware.DatabaseUnavailableMiddleware",
-    "core.middleware.ClientAddressMiddleware",
-    "core.middleware.HttpsRequiredMiddleware",
+    "core.http.middleware.RequestIdMiddleware",
+    "core.http.middleware.PrivateApiResponseMiddleware",
+    "core.http.middleware.DatabaseUnavailableMiddleware",
+    "core.http.middleware.ClientAddressMiddleware",
+    "core.http.middleware.HttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "core.csp.CSPMiddleware",
-    "core.middleware.RateLimitMiddleware",
+    "core.http.csp.CSPMiddleware",
+    "core.http.middleware.RateLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -95,7 +95,7 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
-# How long a request waits for the database before it is answered 503 (core.dberrors): SQLite's busy
+# How long a request waits for the database before it is answered 503 (core.db.dberrors): SQLite's busy
 # timeout (waiting for the write lock) and PostgreSQL's connect timeout (a restarting server), in seconds.
 DATABASE_BUSY_TIMEOUT = env.int("DATABASE_BUSY_TIMEOUT", default=20)
 DATABASE_CONNECT_TIMEOUT = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
@@ -111,7 +111,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["OPTIONS"].setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
 elif DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # Django's backend with a health check that polls the socket instead of a SELECT 1 per request.
-    DATABASES["default"]["ENGINE"] = "core.backends.postgresql"
+    DATABASES["default"]["ENGINE"] = "core.db.backends.postgresql"
     # A server that is restarting or unreachable fails the request (503) instead of hanging it.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
@@ -123,9 +123,9 @@ if REDIS_URL:
             "LOCATION": REDIS_URL,
             "OPTIONS": REDIS_SOCKET_TIMEOUTS,
         },
-        # django-ratelimit's counters, one round trip per request (core.ratelimit.RateLimitCounterCache).
+        # django-ratelimit's counters, one round trip per request (core.http.ratelimit.RateLimitCounterCache).
         "ratelimit": {
-            "BACKEND": "core.ratelimit.RateLimitCounterCache",
+            "BACKEND": "core.http.ratelimit.RateLimitCounterCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": REDIS_SOCKET_TIMEOUTS,
         },
@@ -142,7 +142,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 # A CSRF failure under /api/ answers JSON in the error shape (see docs/decisions.md#errors).
-CSRF_FAILURE_VIEW = "core.views.csrf_failure"
+CSRF_FAILURE_VIEW = "core.http.views.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 
 # Content-Security-Policy (django-csp), one policy per kind of page: see
@@ -199,7 +199,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # this is on: local development and tests. Production settings refuse it.
 OUTBOUND_ALLOW_PRIVATE_URLS = env.bool("OUTBOUND_ALLOW_PRIVATE_URLS", default=False)
 # Total time for one outbound call to a user-given URL, all redirects and the whole body included
-# (core/outbound.py): pages (scrape-website, website audits, the local scraper) and signed POSTs
+# (core/http/outbound.py): pages (scrape-website, website audits, the local scraper) and signed POSTs
 # (webhooks, agent dispatch: 15 s, docs/decisions.md#outbound-webhooks-and-agent-dispatch).
 OUTBOUND_PAGE_DEADLINE_SECONDS = env.float("OUTBOUND_PAGE_DEADLINE_SECONDS", default=10.0)
 OUTBOUND_CALL_DEADLINE_SECONDS = env.float("OUTBOUND_CALL_DEADLINE_SECONDS", default=15.0)
@@ -235,7 +235,7 @@ STORAGES = {
 RATELIMIT_USE_CACHE = "ratelimit" if "ratelimit" in CACHES else "default"
 RATELIMIT_CACHE_PREFIX = "rl:"
 
-# --- The local HTTPS server (`manage.py serve_tls`, `make run`; core.tlsserver) ---------------------------
+# --- The local HTTPS server (`manage.py serve_tls`, `make run`; core.ops.tlsserver) ---------------------------
 # Seconds a request's line and headers may take from its first byte (and a new connection its first byte
 # and TLS handshake), seconds its body may take after them, seconds a kept-alive connection may sit idle,
 # and how many connections are served at once (past that: 503 `server_busy`). Whole deadlines, not per
@@ -252,14 +252,14 @@ LOG_FORMAT = env_choice("LOG_FORMAT", ("plain", "json"), "plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "core.logging.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "core.ops.logging.RequestIdFilter"}},
     "formatters": {
-        # Both escape control characters in every line (core.logging; docs/operations.md#logs).
+        # Both escape control characters in every line (core.ops.logging; docs/operations.md#logs).
         "plain": {
-            "()": "core.logging.PlainFormatter",
+            "()": "core.ops.logging.PlainFormatter",
             "fmt": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
         },
-        "json": {"()": "core.logging.JsonFormatter"},
+        "json": {"()": "core.ops.logging.JsonFormatter"},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},

@@ -117,9 +117,9 @@ CELERY_BEAT_SCHEDULE = {
         "task": "core.tasks.prune_logs",
         "schedule": timedelta(hours=1),
     },
-    # Idempotency-Key records live 24 h (core.idempotency); lookups ignore expired ones, so this only
+    # Idempotency-Key records live 24 h (core.http.idempotency); lookups ignore expired ones, so this only
     # keeps the table small. Hourly deletes at most an hour's worth of keys in one indexed DELETE.
-    # Kept list counts (core.counters) are exact by construction; daily, a COUNT proves it and fixes any
+    # Kept list counts (core.db.counters) are exact by construction; daily, a COUNT proves it and fixes any
     # drift (a restore, a manual edit with triggers off). One COUNT per count, off-peak cost only.
     "core.reconcile_counters": {
         "task": "core.tasks.reconcile_counters",

@@ -52,10 +52,10 @@ if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
 WHITENOISE_USE_FINDERS = False
 
 # Beat's sends of scheduled tasks, and the worker's receipt and success lines for them, are routine: DEBUG,
-# not INFO (core/routine_logs.py), so that the terminal keeps `make run`'s banner in view.
+# not INFO (core/ops/routine_logs.py), so that the terminal keeps `make run`'s banner in view.
 LOGGING = {
     **LOGGING,  # noqa: F405
-    "filters": {**LOGGING["filters"], "routine_periodic": {"()": "core.routine_logs.RoutinePeriodicToDebug"}},  # noqa: F405
+    "filters": {**LOGGING["filters"], "routine_periodic": {"()": "core.ops.routine_logs.RoutinePeriodicToDebug"}},  # noqa: F405
     "loggers": {
         **LOGGING["loggers"],  # noqa: F405
         **{

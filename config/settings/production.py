@@ -35,7 +35,7 @@ SECURE_HSTS_PRELOAD = True
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)  # noqa: F405
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
-# Plain HTTP is refused by core.middleware.HttpsRequiredMiddleware with 403 `https_required` and never
+# Plain HTTP is refused by core.http.middleware.HttpsRequiredMiddleware with 403 `https_required` and never
 # redirected (docs/decisions.md#https), so SECURE_SSL_REDIRECT stays off on purpose; behind the TLS proxy the scheme
 # comes from X-Forwarded-Proto of TRUSTED_PROXIES only.
 SILENCED_SYSTEM_CHECKS = [*SILENCED_SYSTEM_CHECKS, "security.W008"]  # noqa: F405

@@ -46,7 +46,7 @@ CACHES = {
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "test",
     },
-    "ratelimit": {"BACKEND": "core.ratelimit.RateLimitCounterCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "test"},
+    "ratelimit": {"BACKEND": "core.http.ratelimit.RateLimitCounterCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "test"},
 }
 # Domain tests run tasks in-process; the broker integration test sends to the real Redis broker.
 CELERY_TASK_ALWAYS_EAGER = True

@@ -16,9 +16,9 @@ from django.http import Http404, UnreadablePostError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from core import dberrors
 from core.api.validation import RequestValidationError, error
-from core.errors import DomainError, InputRejected
+from core.db import dberrors
+from core.http.errors import DomainError, InputRejected
 
 logger = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from core.access import Access
 from core.api.serializers import HealthSerializer
 from core.api.views import ApiView
-from core.health import CHECKS, draining, readiness
+from core.http.access import Access
+from core.ops.health import CHECKS, draining, readiness
 
 
 class HealthQuery(serializers.Serializer):

@@ -15,7 +15,7 @@ from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, Tuple
 from rest_framework import serializers
 
 from core.api.validation import RequestValidationError, error
-from core.precompiled import PrecompiledQuery
+from core.db.precompiled import PrecompiledQuery
 
 CURSOR_MAX_CHARS = 512
 
@@ -60,7 +60,7 @@ def keyset_page(
 ) -> Page:
     """One page of an ordered queryset, by `offset` or by `cursor` (the position after the last row of the
     previous page, on the queryset's own order, so that a deep page reads only its rows through the
-    order's index). `total` when the caller keeps the count (core.counters); else a COUNT."""
+    order's index). `total` when the caller keeps the count (core.db.counters); else a COUNT."""
     order = keyset_order(queryset)
     after = decode_cursor(cursor, order, queryset.model, offset=offset)
     if total is None:
@@ -161,7 +161,7 @@ def decode_cursor(cursor: str | None, order: tuple[tuple[str, ...], bool], model
     return tuple(values)
 
 
-# One-query pages (core.precompiled) ----------------------------------------------------------------
+# One-query pages (core.db.precompiled) ----------------------------------------------------------------
 
 PAGE_TOTAL = "page_total"
 
@@ -169,7 +169,7 @@ PAGE_TOTAL = "page_total"
 def counted(queryset: QuerySet, total: Subquery | None = None) -> QuerySet:
     """The queryset with its total as one more column (PAGE_TOTAL), for `page_compiled`: an uncorrelated
     scalar subquery, which PostgreSQL runs once (an InitPlan), so the page itself still reads only its
-    rows through the index. `total`: a kept count (core.counters.total_of) instead of a COUNT."""
+    rows through the index. `total`: a kept count (core.db.counters.total_of) instead of a COUNT."""
     return queryset.annotate(**{PAGE_TOTAL: count_rows(queryset) if total is None else total})
 
 

@@ -11,7 +11,7 @@ from django.conf import settings
 from rest_framework import parsers
 
 from core.api.validation import RequestValidationError, error
-from core.errors import PayloadTooLarge
+from core.http.errors import PayloadTooLarge
 
 
 class JSONParser(parsers.JSONParser):

@@ -1,5 +1,5 @@
 """The API's JSON renderer: DRF's, which also serves bodies rendered before (by whatever keeps them: the
-kept pages of core.pagecache do)."""
+kept pages of core.db.pagecache do)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rest_framework import renderers
 
 
 class RenderedBodies(Protocol):
-    """Where a response's rendered bodies are kept (core.pagecache.Entry is one)."""
+    """Where a response's rendered bodies are kept (core.db.pagecache.Entry is one)."""
 
     def body(self, variant: Hashable, render: Callable[[], bytes]) -> bytes:
         """The body kept for `variant`, or `render()`'s (kept, when there is room)."""

@@ -10,9 +10,9 @@ from drf_spectacular.plumbing import append_meta, force_instance, get_doc
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
-from core import idempotency
-from core.access import Access
 from core.api.validation import GreaterThan
+from core.http import idempotency
+from core.http.access import Access
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 VALIDATION_ERROR_REF = {"$ref": "#/components/schemas/HTTPValidationError"}
@@ -57,7 +57,7 @@ _RETRY_AFTER_503 = {
         "description": "With `database_busy` / `database_unavailable`: seconds to wait before retrying.",
     }
 }
-# Any operation may meet a database that is busy or restarting (core.dberrors): a 503, never a 500.
+# Any operation may meet a database that is busy or restarting (core.db.dberrors): a 503, never a 500.
 DATABASE_503 = (
     "The database is busy (`database_busy`) or cannot be reached (`database_unavailable`); nothing was "
     "changed. Retry after `Retry-After` seconds."
@@ -207,7 +207,7 @@ class AutoSchema(openapi.AutoSchema):
         return not self.path.startswith("/health")
 
     def _is_idempotent(self) -> bool:
-        """The view method carries `@idempotent` (core.idempotency): it takes an `Idempotency-Key`."""
+        """The view method carries `@idempotent` (core.http.idempotency): it takes an `Idempotency-Key`."""
         return idempotency.is_idempotent(getattr(self.view, self.method.lower(), None))
 
     def get_override_parameters(self):

@@ -13,11 +13,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.access import Access
 from core.api import filters
 from core.api.converters import InvalidUUID
 from core.api.permissions import HasRequiredPermission, IsStaff, RejectApiKeys, required_permission
 from core.api.validation import RequestValidationError, uuid_error, validate
+from core.http.access import Access
 
 _PERMISSIONS = {
     Access.PUBLIC: (permissions.AllowAny,),

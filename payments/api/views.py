@@ -6,12 +6,12 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from core.access import Access
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.errors import NotFound
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.errors import NotFound
+from core.http.idempotency import idempotent
 from payments.api import statement
 from payments.api.serializers import (
     BalanceMovementSerializer,

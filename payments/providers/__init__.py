@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 from payments.providers.base import (
     PaymentProvider,
     PaymentStatus,

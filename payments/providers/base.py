@@ -4,8 +4,8 @@ Amounts are Decimals in major units ("49.00 usd"); each provider converts to wha
 Creates take an `idempotency_key` derived from the domain operation (e.g. `bid-select:<bid id>:<n>`):
 the same key answers with the same provider object, however often the create is retried (a timeout,
 a crash before the result was recorded, a concurrent duplicate), and never makes a second one.
-Failures are `core.errors.ProviderError` (the provider answered and refused or failed the call)
-or `core.errors.ProviderUnavailable` (not configured, unreachable, timed out).
+Failures are `core.http.errors.ProviderError` (the provider answered and refused or failed the call)
+or `core.http.errors.ProviderUnavailable` (not configured, unreachable, timed out).
 
 What a provider answers is named apart from our models (`ProviderPayment`, `ProviderPayout`,
 `ProviderAccount`, `ProviderSubscription`): a `Payment` or a `Payout` is always our record of it.

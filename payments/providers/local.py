@@ -41,7 +41,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 import payments.providers.local_balance as local_balance
-from core.errors import ProviderError
+from core.http.errors import ProviderError
 from payments import signing
 from payments.models import (
     LocalBalanceTransaction,

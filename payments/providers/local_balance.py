@@ -16,7 +16,7 @@ from decimal import Decimal
 
 from django.db.models import Q, Sum
 
-from core.errors import ProviderError
+from core.http.errors import ProviderError
 from payments.models import LocalBalanceTransaction, LocalConnectObject, LocalPayment
 from payments.money import from_minor
 from payments.provider_events import provider_id

@@ -109,8 +109,8 @@ from urllib.parse import urlencode
 import httpx
 from django.conf import settings
 
-from core.errors import ProviderError, ProviderUnavailable
-from core.outbound import DeadlineTransport
+from core.http.errors import ProviderError, ProviderUnavailable
+from core.http.outbound import DeadlineTransport
 from payments.money import from_minor, normalise_currency, to_minor
 from payments.providers.base import (
     BalanceTransaction,
@@ -127,7 +127,7 @@ from payments.providers.base import (
 
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 PAGE_SIZE = "100"  # Stripe's largest page of a list
-DEADLINE = 30.0  # seconds for a whole call, however slowly Stripe answers (core.outbound.DeadlineTransport)
+DEADLINE = 30.0  # seconds for a whole call, however slowly Stripe answers (core.http.outbound.DeadlineTransport)
 # Cancelling with this reason is how we refund an intent that was never captured.
 REFUND_CANCELLATION_REASON = "requested_by_customer"
 

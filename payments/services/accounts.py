@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from core.errors import EmailUnverified, NotFound
+from core.http.errors import EmailUnverified, NotFound
 from payments.models import PayoutAccount
 from payments.providers import get_payment_provider
 from payments.providers.base import PayoutAccountStatus

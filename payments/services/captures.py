@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from decimal import Decimal
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from payments import ledger
 from payments.providers import get_payment_provider
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from django.db import transaction
 
-from core.enqueue import enqueue_after_commit
-from core.errors import ProviderError
+from core.http.errors import ProviderError
+from core.ops.enqueue import enqueue_after_commit
 from payments import ledger
 from payments.models import Chargeback, ChargebackState, Earning, EarningStatus, LedgerEntry
 from payments.money import from_minor, normalise_currency

@@ -27,8 +27,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
+from core.ops.enqueue import enqueue_after_commit
 from payments.fees import FeeTerms, fee_split
 from payments.models import Earning, Payment, PaymentStatus
 from payments.money import event_money_mismatch, from_minor, normalise_currency

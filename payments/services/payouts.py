@@ -18,8 +18,8 @@ from django.db import transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
+from core.ops.enqueue import enqueue_after_commit
 from payments import ledger
 from payments.announcements import announce
 from payments.fees import quantum

@@ -3,12 +3,12 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from core.access import Access
 from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
+from core.http.access import Access
 from scrapers.api.serializers import (
     SnapshotCreateInput,
     SnapshotProgressSerializer,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 from scrapers.providers.base import DatasetNotFound, Progress, ScraperProvider, SnapshotNotFound
 from scrapers.providers.brightdata import BrightDataProvider
 from scrapers.providers.local import LocalScraperProvider

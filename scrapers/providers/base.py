@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.errors import NotFound, ProviderError
+from core.http.errors import NotFound, ProviderError
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,14 @@ from urllib.parse import quote
 import httpx
 from django.conf import settings
 
-from core.errors import ProviderError, ProviderUnavailable
-from core.outbound import DeadlineTransport
+from core.http.errors import ProviderError, ProviderUnavailable
+from core.http.outbound import DeadlineTransport
 from scrapers.providers.base import DatasetNotFound, Progress, SnapshotNotFound
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
-DEADLINE = 60.0  # seconds for a whole call, however slowly it answers (core.outbound.DeadlineTransport)
+DEADLINE = 60.0  # seconds for a whole call, however slowly it answers (core.http.outbound.DeadlineTransport)
 
 
 class BrightDataProvider:

@@ -2,7 +2,7 @@
 
 `trigger` records a LocalScrapeJob and enqueues `scrapers.tasks.run_local_scrape` after commit.
 The task fetches every input URL under the same SSRF rules as the free tools
-(`core.outbound.fetch`: timeouts, size cap, private addresses refused unless allowed, redirects
+(`core.http.outbound.fetch`: timeouts, size cap, private addresses refused unless allowed, redirects
 re-checked), extracts the page facts, and records one outcome per input, updating the counts as
 it goes, so `progress` reports the collection while it runs. Like a hosted provider, a snapshot
 with some failed inputs is `ready` with an error count; one whose inputs all failed is `failed`.
@@ -21,8 +21,8 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.outbound import OutboundError, UnsafeURL, fetch
+from core.http.outbound import OutboundError, UnsafeURL, fetch
+from core.ops.enqueue import enqueue_after_commit
 from scrapers.html_facts import extract_page_facts
 from scrapers.models import LocalJobStatus, LocalScrapeJob
 from scrapers.providers.base import Progress, SnapshotNotFound, strip_nul

@@ -1,8 +1,8 @@
-"""The open-task count, kept by triggers in the same transaction as every write (core.counters;
+"""The open-task count, kept by triggers in the same transaction as every write (core.db.counters;
 docs/decisions.md#lists). Literal here: a migration does not import the app's current code. The SQL is
-what `core.counters.install_sql` produced for this count with `versions=False` (the count alone, seeded
+what `core.db.counters.install_sql` produced for this count with `versions=False` (the count alone, seeded
 with the open tasks already there) when it was frozen here, after 0008 came; replaying this migration
-installs that, whatever core.counters says later. (Its first release differed only in whitespace and in
+installs that, whatever core.db.counters says later. (Its first release differed only in whitespace and in
 lacking the `DROP TRIGGER IF EXISTS` statements, no-ops on a database migrating forward.) 0008 adds the
 versions."""
 
@@ -114,7 +114,7 @@ BACKWARD = {"postgresql": POSTGRESQL_BACKWARD, "sqlite": SQLITE_BACKWARD}
 
 def _execute(statements, schema_editor):
     vendor = schema_editor.connection.vendor
-    if vendor not in statements:  # as core.counters.install_sql did: the two supported engines
+    if vendor not in statements:  # as core.db.counters.install_sql did: the two supported engines
         raise ImproperlyConfigured(f"kept counts need PostgreSQL or SQLite, not {vendor}")
     for statement in statements[vendor]:
         schema_editor.execute(statement, params=None)  # literal SQL: its % is SQL's, not a placeholder

@@ -1,9 +1,9 @@
 """The open-task count's triggers also raise its shards' versions, under which a process keeps pages of the
-open list (core.pagecache; docs/decisions.md#open-list-pages). Literal here: a migration does not import
-the app's current code. The SQL is what `core.counters.install_sql` produced for this count, frozen as
+open list (core.db.pagecache; docs/decisions.md#open-list-pages). Literal here: a migration does not import
+the app's current code. The SQL is what `core.db.counters.install_sql` produced for this count, frozen as
 text: forward with the versions (`seed=False`: the count is kept as it is), backward the count alone as
 0005 installed it (`versions=False, seed=False`); replaying this migration installs that, whatever
-core.counters says later."""
+core.db.counters says later."""
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import migrations
@@ -163,7 +163,7 @@ BACKWARD = {"postgresql": POSTGRESQL_BACKWARD, "sqlite": SQLITE_BACKWARD}
 
 def _execute(statements, schema_editor):
     vendor = schema_editor.connection.vendor
-    if vendor not in statements:  # as core.counters.install_sql did: the two supported engines
+    if vendor not in statements:  # as core.db.counters.install_sql did: the two supported engines
         raise ImproperlyConfigured(f"kept counts need PostgreSQL or SQLite, not {vendor}")
     for statement in statements[vendor]:
         schema_editor.execute(statement, params=None)  # literal SQL: its % is SQL's, not a placeholder

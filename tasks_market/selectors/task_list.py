@@ -2,16 +2,16 @@
 meet (docs/architecture.md#the-task-list).
 
 A page is read in one query that returns its rows and the list's total together, compiled once per
-process per *shape* (core.precompiled): which scope, whether a status filters it, whether a cursor
+process per *shape* (core.db.precompiled): which scope, whether a status filters it, whether a cursor
 (keyset) or an offset positions it. `_VIEWER`, `_STATUS` and `_AFTER` stand for the caller, the status and
 the cursor's position in the compiled query; each request binds its own values (they never reach
 PostgreSQL).
 
 The open list (`scope=open`, unfiltered) is the same for every caller, so two more things serve it:
 
-- its total is *kept*: a counter that triggers keep in the writer's own transaction (core.counters,
+- its total is *kept*: a counter that triggers keep in the writer's own transaction (core.db.counters,
   `tasks.open`), read instead of a COUNT(*) of the open rows;
-- its pages are *kept*: core.pagecache holds each page under the *stamp* of that count (the versions its
+- its pages are *kept*: core.db.pagecache holds each page under the *stamp* of that count (the versions its
   triggers raise with every write of an open row) in which it was read, so a request whose stamp has not
   *moved* is answered from memory, with no query but the stamp's. A page is rendered once per *variant*:
   which of its rows are the caller's own (`is_mine`), so its bytes are served as they are.
@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 
-from core import counters
 from core.api.pagination import (
     Page,
     count_rows,
@@ -36,8 +35,9 @@ from core.api.pagination import (
     page_compiled,
     page_cursor,
 )
-from core.pagecache import Entry, StampedPages
-from core.precompiled import PrecompiledQuery
+from core.db import counters
+from core.db.pagecache import Entry, StampedPages
+from core.db.precompiled import PrecompiledQuery
 from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import TaskStatus
 from tasks_market.selectors import tasks_list
@@ -123,7 +123,7 @@ def tasks_page(user, scope: str, status: str | None, after: tuple | None, *, lim
 
 @cache
 def _list_read(scope: str, filtered: bool, keyset: bool = False) -> PrecompiledQuery:
-    """The list's page and total in one query, compiled once per process per shape (core.precompiled)."""
+    """The list's page and total in one query, compiled once per process per shape (core.db.precompiled)."""
     placeholders = ([_VIEWER] if scope == "mine" else []) + ([_STATUS] if filtered else [])
     placeholders += list(_AFTER) if keyset else []
 

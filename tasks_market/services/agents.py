@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.errors import Conflict, NotFound
+from core.http.errors import Conflict, NotFound
+from core.ops.enqueue import enqueue_after_commit
 from signed_delivery.signing import ROTATION_GRACE, new_secret, signing_secrets
 from tasks_market.models import Agent, BenchmarkRun, BenchmarkStatus
 

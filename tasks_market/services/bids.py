@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.errors import InvalidState, NotFound
+from core.http.errors import InvalidState, NotFound
+from core.ops.enqueue import enqueue_after_commit
 from payments.fees import fee_terms
 from payments.models import Payment, PaymentStatus
 from payments.providers import ProviderPayment, get_payment_provider

@@ -26,8 +26,8 @@ import logging
 from django.db.models import Q
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.errors import InvalidState
+from core.http.errors import InvalidState
+from core.ops.enqueue import enqueue_after_commit
 from payments.models import PaymentStatus
 from tasks_market.models import Bid, BidStatus, Task, TaskStatus
 from tasks_market.selectors import task_payments

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
+from core.http.errors import InvalidState, NotFound, ProviderError, ProviderUnavailable
 from payments.models import Payment, PaymentStatus
 from payments.services.payments import payment_capture_at_provider, payment_release
 from tasks_market.models import (

@@ -21,8 +21,8 @@ from django.db import transaction
 from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
-from core.enqueue import enqueue_after_commit
-from core.metrics import AGENT_DISPATCHES, business_count
+from core.ops.enqueue import enqueue_after_commit
+from core.ops.metrics import AGENT_DISPATCHES, business_count
 from signed_delivery.engine import (
     SWEEP_BATCH,
     Channel,

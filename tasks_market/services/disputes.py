@@ -29,7 +29,7 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Forbidden, InvalidState, NotFound
+from core.http.errors import Forbidden, InvalidState, NotFound
 from payments.fees import FeeTerms, fee_split
 from payments.models import Payment, PaymentStatus
 from payments.money import places_problem

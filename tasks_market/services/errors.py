@@ -1,8 +1,8 @@
-"""Errors of the marketplace beyond core.errors."""
+"""Errors of the marketplace beyond core.http.errors."""
 
 from __future__ import annotations
 
-from core.errors import Conflict
+from core.http.errors import Conflict
 
 
 class InvalidField(ValueError):

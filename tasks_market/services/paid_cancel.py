@@ -24,7 +24,7 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import InvalidState, NotFound, ProviderUnavailable
+from core.http.errors import InvalidState, NotFound, ProviderUnavailable
 from payments.models import PaymentStatus
 from payments.services.payments import payment_refund_due, payment_refund_mark_due
 from tasks_market.models import Bid, BidStatus, Delivery, DeliveryStatus, Task, TaskStatus

@@ -13,7 +13,7 @@ import logging
 
 from django.utils import timezone
 
-from core.errors import Forbidden
+from core.http.errors import Forbidden
 from payments.models import Payment, PaymentStatus
 from tasks_market.models import Bid, BidStatus, Delivery, DeliveryStatus, Task, TaskStatus
 from tasks_market.selectors import is_party

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.errors import InvalidState, NotFound
+from core.http.errors import InvalidState, NotFound
 from payments.models import PaymentStatus
 from payments.providers import get_payment_provider
 from payments.services.payments import payment_cancel_waiting

@@ -3,13 +3,13 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from core.access import Access
 from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.errors import NotFound
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.errors import NotFound
+from core.http.idempotency import idempotent
 from teams import selectors, services
 from teams.api.serializers import TeamHireInput, TeamSerializer, TeamUpdateInput
 from teams.filters import TeamFilter

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from core.access import Access
+from core.http.access import Access
 
 
 def all_routes() -> dict[str, Access]:

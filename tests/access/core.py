@@ -1,4 +1,4 @@
-from core.access import Access
+from core.http.access import Access
 
 ROUTES = {
     "GET /health": Access.PUBLIC,

@@ -8,7 +8,7 @@ from django.utils import timezone
 from assistant.models import Assistant, CreditTransaction, ImageGeneration
 from assistant.services import credits_adjust, image_generation_fail
 from assistant.tasks import refund_stale_image_generations
-from core.errors import InsufficientCredits
+from core.http.errors import InsufficientCredits
 from tests.assistant.factories import ImageGenerationFactory
 from tests.support.credits import credits_of, credits_set
 

@@ -12,7 +12,7 @@ from assistant.providers.images import get_image_provider
 from assistant.providers.images.local import LocalCanvas, render_png
 from assistant.providers.images.openai import OpenAIImages
 from assistant.providers.openai_http import OpenAIClient
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 
 
 def _images(handler) -> OpenAIImages:

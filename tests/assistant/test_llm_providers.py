@@ -9,7 +9,7 @@ from assistant.providers.llm import LLMReply, get_llm_provider
 from assistant.providers.llm.local import MODEL, LocalLLM
 from assistant.providers.llm.openai import OpenAILLM
 from assistant.providers.openai_http import OpenAIClient
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 
 COMPLETION = {
     "id": "chatcmpl-1",

@@ -3,8 +3,8 @@
 from django.urls import path
 
 from config.urls import urlpatterns as project_urlpatterns
-from core.access import Access
 from core.api.views import ApiView
+from core.http.access import Access
 
 
 class ExplodingView(ApiView):

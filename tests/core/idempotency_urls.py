@@ -4,9 +4,9 @@ from django.urls import path
 from rest_framework.response import Response
 
 from config.urls import urlpatterns as project_urlpatterns
-from core.access import Access
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.idempotency import idempotent
 
 
 class FlakyView(ApiView):

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.services import api_key_create
+from core.http.ratelimit_rules import RULES
 from core.models import RateLimitOverride
-from core.ratelimit_rules import RULES
 from tests.support.ratelimit import bucket_window, one_window
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import OperationalError, connection
 from django.test import Client, RequestFactory, override_settings
 
-from core.views import handler500
+from core.http.views import handler500
 from tests.core.locked_sqlite_urls import write_to_locked_file
 
 

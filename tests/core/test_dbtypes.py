@@ -1,5 +1,5 @@
 """`timestamptz` values are parsed by psycopg's C loader and come out exactly as Django's own loader gives
-them (core.dbtypes; docs/decisions.md#timestamptz-loader)."""
+them (core.db.dbtypes; docs/decisions.md#timestamptz-loader)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.db import DataError, connection
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader
 from psycopg.pq import Format
 
-from core import dbtypes
+from core.db import dbtypes
 
 pytestmark = pytest.mark.django_db
 

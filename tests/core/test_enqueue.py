@@ -10,7 +10,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from config.celery_app import app
-from core.enqueue import enqueue_after_commit
+from core.ops.enqueue import enqueue_after_commit
 
 pytestmark = pytest.mark.django_db
 
@@ -67,12 +67,12 @@ def test_an_unreachable_broker_is_logged_once_at_warning_and_the_caller_goes_on(
     token = uuid.uuid4().hex
 
     with (
-        caplog.at_level(logging.WARNING, logger="core.enqueue"),
+        caplog.at_level(logging.WARNING, logger="core.ops.enqueue"),
         django_capture_on_commit_callbacks(execute=True),
         transaction.atomic(),
     ):
         enqueue_after_commit("core.tasks.ping", token)
 
-    records = [r for r in caplog.records if r.name == "core.enqueue"]
+    records = [r for r in caplog.records if r.name == "core.ops.enqueue"]
     assert [(r.levelno, "core.tasks.ping" in r.getMessage()) for r in records] == [(logging.WARNING, True)]
     assert cache.get(f"ping:{token}") is None

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from config.celery_app import app
-from core.enqueue import enqueue_after_commit, enqueue_now
+from core.ops.enqueue import enqueue_after_commit, enqueue_now
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +51,7 @@ def test_an_unreachable_broker_is_false_and_one_warning(broker_down, caplog):
     assert enqueue_now("core.tasks.ping", "lost") is False
 
     records = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert [(r.name, r.levelname) for r in records] == [("core.enqueue", "WARNING")]
+    assert [(r.name, r.levelname) for r in records] == [("core.ops.enqueue", "WARNING")]
     assert "core.tasks.ping" in records[0].getMessage()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.guide import PAGES
+from config.guide import PAGES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

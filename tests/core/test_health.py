@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from core import health
+from core.ops import health
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,7 @@ def test_an_unknown_probe_is_422(api):
     assert response.json()["detail"][0]["loc"] == ["query", "probe"]
 
 
-# --- Remembered readiness (core.health.readiness; docs/operations.md#health-and-logs) -----------------------
+# --- Remembered readiness (core.ops.health.readiness; docs/operations.md#health-and-logs) -----------------------
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`Idempotency-Key` (core.idempotency): a retried POST never doubles its effect."""
+"""`Idempotency-Key` (core.http.idempotency): a retried POST never doubles its effect."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
-from core.idempotency import idempotency_keys_prune
+from core.http.idempotency import idempotency_keys_prune
 from core.models import IdempotencyKey
 from tasks_market.models import Task
 from tests.conftest import client_with_token, jwt_for

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from core.guide import GUIDE_ORIGINS
+from config.guide import GUIDE_ORIGINS
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter
 
 from core.checks import check_metrics_exporter_private
-from core.metrics import bind_is_private, serve
+from core.ops.metrics import bind_is_private, serve
 
 TOKEN = "metrics-test-token-0123456789abcdef"
 
@@ -59,7 +59,7 @@ def test_on_loopback_no_token_is_needed(exporter):
 
 
 def test_another_address_without_a_token_is_refused_and_nothing_listens(exporter, caplog):
-    with caplog.at_level(logging.ERROR, logger="core.metrics"):
+    with caplog.at_level(logging.ERROR, logger="core.ops.metrics"):
         url, server = exporter(host="0.0.0.0")
 
     assert server is None

@@ -1,11 +1,11 @@
-"""core.pagecache's bounds: pages, bodies per page and bytes (the open list's behaviour is in
+"""core.db.pagecache's bounds: pages, bodies per page and bytes (the open list's behaviour is in
 tests/tasks_market/test_open_list_pages.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.pagecache import StampedPages
+from core.db.pagecache import StampedPages
 
 pytestmark = pytest.mark.django_db(transaction=True)  # inside a transaction nothing is kept
 

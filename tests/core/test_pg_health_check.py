@@ -1,4 +1,4 @@
-"""The PostgreSQL backend's health check (core.backends.postgresql): no round trip on a healthy idle
+"""The PostgreSQL backend's health check (core.db.backends.postgresql): no round trip on a healthy idle
 connection, a closed one noticed and replaced before the request's first query."""
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ import django_ratelimit.core
 import pytest
 from django.db import connection
 
-import core.ratelimit
+import core.http.ratelimit
 from accounts.models import User
+from core.http.ratelimit import classify
+from core.http.ratelimit_rules import RULES
 from core.models import RateLimitOverride
-from core.ratelimit import classify
-from core.ratelimit_rules import RULES
 from tests.conftest import HttpsAPIClient
 from tests.support.ratelimit import bucket_window, one_window
 
@@ -80,7 +80,7 @@ def test_reset_and_retry_after_point_to_when_the_count_starts_over(api, monkeypa
     clock = SimpleNamespace(now=bucket_window(RULES["default"])() - 0.5, monotonic=time.monotonic)
     clock.time = lambda: clock.now  # the limiter's and django-ratelimit's clock, held in the last second
     monkeypatch.setattr(django_ratelimit.core, "time", clock)
-    monkeypatch.setattr(core.ratelimit, "time", clock)
+    monkeypatch.setattr(core.http.ratelimit, "time", clock)
 
     assert api.get("/api/v1/nothing-here").status_code == 404
     refused = api.get("/api/v1/nothing-here")

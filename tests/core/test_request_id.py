@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from core.logging import JsonFormatter, RequestIdFilter, request_id_var
+from core.ops.logging import JsonFormatter, RequestIdFilter, request_id_var
 
 pytestmark = pytest.mark.django_db
 

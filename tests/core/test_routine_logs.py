@@ -1,4 +1,4 @@
-"""Routine periodic work at DEBUG (core/routine_logs.py): beat's sends of scheduled tasks and the worker's
+"""Routine periodic work at DEBUG (core/ops/routine_logs.py): beat's sends of scheduled tasks and the worker's
 receipt and success lines for them are dropped at INFO and shown at DEBUG; anything else passes. The local
 profile (`make run`) sets the filter on Celery's loggers."""
 
@@ -15,7 +15,7 @@ import pytest
 from celery.app import trace
 from celery.beat import Scheduler
 
-from core.routine_logs import LOGGERS, RoutinePeriodicToDebug
+from core.ops.routine_logs import LOGGERS, RoutinePeriodicToDebug
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEDULED = "scrapers.tasks.poll_snapshots"

@@ -202,7 +202,7 @@ def _page_cache(address: str) -> Counter:
 
 
 def test_a_write_through_one_node_is_in_the_next_read_through_either(cluster, request):
-    """Each web node keeps open-list pages (core.pagecache): a task created or cancelled through one node is
+    """Each web node keeps open-list pages (core.db.pagecache): a task created or cancelled through one node is
     in (or out of) the very next read through each node, however warm their kept pages are."""
     proxy = cluster.proxy
     bearer = {"Authorization": f"Bearer {token(proxy.base)}"}

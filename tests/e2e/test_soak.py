@@ -28,7 +28,7 @@ def test_a_short_soak_with_a_torn_broker_message_loses_no_job(tmp_path):
         assert report.jobs_lost == 0, report.line()
         assert report.server_errors == 0, report.line()
         assert report.health_failures == 0, report.line()
-        # Routine periodic work is logged at DEBUG in the local profile (core/routine_logs.py); other tasks at INFO.
+        # Routine periodic work is logged at DEBUG in the local profile (core/ops/routine_logs.py); other tasks at INFO.
         log = server.log_text()
         assert "Sending due task" not in log and "Task scrapers.tasks.poll_snapshots" not in log
         assert "Task tasks_market.tasks.judge_bid[" in log

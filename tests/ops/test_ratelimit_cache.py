@@ -8,9 +8,9 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from core import ratelimit
+from core.http import ratelimit
+from core.http.ratelimit import CounterRedisCache, RateLimitCounterCache
 from core.models import RateLimitOverride
-from core.ratelimit import CounterRedisCache, RateLimitCounterCache
 
 
 @pytest.fixture

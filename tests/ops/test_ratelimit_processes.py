@@ -8,8 +8,8 @@ import threading
 import httpx
 import pytest
 
+from core.http.ratelimit import RULES
 from core.models import RateLimitOverride
-from core.ratelimit import RULES
 from tests.conftest import jwt_for
 from tests.ops.conftest import PROXY, gunicorn, stop
 from tests.support.ratelimit import bucket_window, one_window
@@ -69,7 +69,7 @@ def test_four_web_processes_let_exactly_the_cap_through(alice, tmp_path):
 @pytest.mark.timeout(120)
 @pytest.mark.django_db(transaction=True)
 def test_gunicorn_itself_believes_no_forwarded_header(tmp_path):
-    """Only core.middleware, from TRUSTED_PROXIES, decides that a request came over TLS."""
+    """Only core.http.middleware, from TRUSTED_PROXIES, decides that a request came over TLS."""
     with gunicorn(tmp_path, workers=1, trusted_proxies="") as (base, _server, _output):
         response = httpx.get(f"{base}/health", headers=PROXY)
     assert (response.status_code, response.json()["code"]) == (403, "https_required")

@@ -1,4 +1,4 @@
-"""Traces and error reports (core/observability.py, docs/operations.md#metrics-and-traces).
+"""Traces and error reports (core/ops/observability.py, docs/operations.md#metrics-and-traces).
 
 - One request's trace crosses the web process, the broker and the worker: on a `make serve` node with
   OTEL_EXPORTER_OTLP_ENDPOINT set, the Django server span of a request that queues a task and the Celery

@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from core.errors import ProviderError
+from core.http.errors import ProviderError
 from payments import signing
 from payments.models import LocalBalanceTransaction, LocalConnectObject
 from payments.providers.local import LocalPaymentProvider

@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl
 import httpx
 import pytest
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from payments.providers.stripe import StripePaymentProvider
 
 NOW = 1_900_000_000

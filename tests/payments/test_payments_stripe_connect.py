@@ -15,7 +15,7 @@ from decimal import Decimal
 
 import pytest
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from payments import signing
 from payments.providers.base import PaymentStatus, PayoutAccountStatus
 from payments.providers.stripe import StripePaymentProvider, payout_account_status

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from payments.models import LocalPayment, LocalSubscription
 from payments.providers.local import LocalPaymentProvider
 from payments.providers.stripe import StripePaymentProvider

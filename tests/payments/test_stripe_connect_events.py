@@ -25,7 +25,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 from payments.models import Earning, Payment, Payout, PayoutAccount
 from payments.provider_events import SignedEvent
 from payments.providers.stripe import StripePaymentProvider

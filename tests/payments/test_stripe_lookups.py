@@ -11,7 +11,7 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from core.errors import ProviderError
+from core.http.errors import ProviderError
 from payments.providers.base import BalanceTransaction
 from payments.providers.stripe import StripePaymentProvider
 

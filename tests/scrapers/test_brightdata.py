@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from scrapers.models import SnapshotStatus, snapshot_status_for
 from scrapers.providers import DatasetNotFound, SnapshotNotFound, get_scraper_provider
 from scrapers.providers.brightdata import BrightDataProvider

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from core.idempotency import idempotency_keys_prune
+from core.http.idempotency import idempotency_keys_prune
 from core.models import IdempotencyKey
 
 pytestmark = pytest.mark.django_db

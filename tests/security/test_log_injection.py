@@ -14,7 +14,7 @@ import time
 import pytest
 from django.conf import settings
 
-from core.logging import JsonFormatter
+from core.ops.logging import JsonFormatter
 from tests.security.tlsserver_support import read_all, running_server, tls_connect
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.throttle import LOGIN_ACCOUNT, LOGIN_CLIENT
+from core.http.ratelimit import client_key
 from core.models import RateLimitOverride
-from core.ratelimit import client_key
 from tests.support.factories import DEFAULT_PASSWORD, UserFactory
 from tests.support.ratelimit import login_window, one_window
 

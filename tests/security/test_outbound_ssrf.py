@@ -1,4 +1,4 @@
-"""Outbound calls to user-given URLs (core/outbound.py).
+"""Outbound calls to user-given URLs (core/http/outbound.py).
 
 1. DNS rebinding: the call goes to the address that was checked, not to a second DNS answer.
 2. IPv6 forms that carry an IPv4 address are checked on that address.
@@ -14,7 +14,7 @@ import time
 import pytest
 from django.db import transaction
 
-from core.outbound import OutboundError, UnsafeURL, address_allowed, fetch
+from core.http.outbound import OutboundError, UnsafeURL, address_allowed, fetch
 from tests.security.conftest import PUBLIC, html, serve, twin_servers
 from tests.tasks_market.conftest import register_agent
 from tests.webhooks_app.factories import WebhookSubscriptionFactory

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.outbound import OutboundError, UnsafeURL, check_url, origin_allowed, request
+from core.http.outbound import OutboundError, UnsafeURL, check_url, origin_allowed, request
 from tests.support.settings_probe import run_probe
 
 
@@ -105,7 +105,7 @@ import django, json
 django.setup()
 from django.conf import settings as s
 from django.urls import Resolver404, resolve
-from core.outbound import UnsafeURL, check_url
+from core.http.outbound import UnsafeURL, check_url
 try:
     check_url(s.PUBLIC_BASE_URL + "/demo/agent/tasks")
     refused = False

@@ -1,10 +1,10 @@
 """A total deadline on every call to a provider API, not only on user-given URLs.
 
 Row 3 (a server dripping one byte every few seconds held a request for a minute) was closed for the
-URLs users give us by core.outbound.request. The provider adapters (Stripe, the OpenAI-compatible
+URLs users give us by core.http.outbound.request. The provider adapters (Stripe, the OpenAI-compatible
 API, Bright Data, the local payments webhook sender) used httpx's own timeouts, which are per
 operation: a provider, or anything in its path, that answers one byte per read timeout holds the
-web thread or worker for as long as it likes. They now send through core.outbound.DeadlineTransport.
+web thread or worker for as long as it likes. They now send through core.http.outbound.DeadlineTransport.
 Each test here points a real adapter at a real server on 127.0.0.1 that sends its status line and
 headers at once and then drips the body, one byte every 0.2 s (a 60-byte body takes 12 s), and
 expects the adapter to give up at its deadline with its usual error.
@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from assistant.providers.openai_http import OpenAIClient
-from core.errors import ProviderUnavailable
-from core.outbound import DeadlineTransport
+from core.http.errors import ProviderUnavailable
+from core.http.outbound import DeadlineTransport
 from payments.provider_events import build_event, send_event
 from payments.providers.stripe import StripePaymentProvider
 from scrapers.providers.brightdata import BrightDataProvider

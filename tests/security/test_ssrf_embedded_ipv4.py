@@ -1,11 +1,11 @@
-"""Every IPv6 form that embeds an IPv4 address is judged by that IPv4 address (core/outbound.py),
+"""Every IPv6 form that embeds an IPv4 address is judged by that IPv4 address (core/http/outbound.py),
 including SIIT's IPv4-translated range `::ffff:0:0:0/96`, which Python's `is_global` calls global."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.outbound import UnsafeURL, address_allowed, check_url
+from core.http.outbound import UnsafeURL, address_allowed, check_url
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.ratelimit import classify
-from core.ratelimit_rules import RULES
+from core.http.ratelimit import classify
+from core.http.ratelimit_rules import RULES
 from tests.support.ratelimit import bucket_window, one_window
 from tests.tasks_market.conftest import task_body
 

@@ -1,4 +1,4 @@
-"""The local HTTPS server (core.tlsserver, what `make run` serves) started in-process on a free port,
+"""The local HTTPS server (core.ops.tlsserver, what `make run` serves) started in-process on a free port,
 with the server's own settings overridable per test, and raw TLS connections to it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.core.handlers.wsgi import WSGIHandler
 
-from core.tlsserver import DualProtocolRequestHandler, DualProtocolWSGIServer
+from core.ops.tlsserver import DualProtocolRequestHandler, DualProtocolWSGIServer
 
 
 def make_cert(workdir: Path) -> tuple[str, str]:

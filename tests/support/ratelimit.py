@@ -1,6 +1,6 @@
 """Count-to-the-limit tests inside one fixed rate-limit window.
 
-The path buckets (core.ratelimit, docs/decisions.md#rate-limits) and the login throttle (accounts.throttle,
+The path buckets (core.http.ratelimit, docs/decisions.md#rate-limits) and the login throttle (accounts.throttle,
 docs/operations.md#login-throttling) count in fixed windows. A window that ends in the middle of a test
 starts the count over, which says nothing of the rule: N requests then the N+1-th would not be refused.
 Both windows can be read in advance, so a test pins its run in one of them rather than repeat it:
@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from django_ratelimit.core import _get_window
 
 from accounts.throttle import _window
-from core.ratelimit import client_key
-from core.ratelimit_rules import Rule
+from core.http.ratelimit import client_key
+from core.http.ratelimit_rules import Rule
 
 # Seconds a pinned block may take: a count-to-the-limit run (301 requests through the test client) takes
 # under a second alone; this leaves room for a loaded machine and costs on average room²/(2 x period) of

@@ -38,7 +38,7 @@ from schemathesis.transport.serialization import serialize_json
 
 from tests.support.schemathesis_patterns import url_pattern_for_fuzzing
 
-# core.idempotency's PATTERN and MAX_LENGTH (this module runs in schemathesis's process, without Django).
+# core.http.idempotency's PATTERN and MAX_LENGTH (this module runs in schemathesis's process, without Django).
 PATTERN = r"^[!-~]([ -~]*[!-~])?$"
 MAX_LENGTH = 255
 _VALID_KEY = re.compile(PATTERN)

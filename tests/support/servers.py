@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.core.handlers.wsgi import WSGIHandler
 
-from core.tlsserver import DualProtocolRequestHandler, DualProtocolWSGIServer
+from core.ops.tlsserver import DualProtocolRequestHandler, DualProtocolWSGIServer
 
 SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
 SCHEMATHESIS_CONFIG = str(Path(__file__).with_name("schemathesis.toml"))

@@ -1,5 +1,5 @@
 """Threads released together that move tasks in and out of the open list, each write in its own
-transaction: shared by the kept-count tests on PostgreSQL and on SQLite (core.counters).
+transaction: shared by the kept-count tests on PostgreSQL and on SQLite (core.db.counters).
 
     DJANGO_SETTINGS_MODULE=config.settings.local VAR_DIR=<dir> python -m tests.tasks_market.counts_churn
 
@@ -76,7 +76,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from accounts.models import User
-    from core import counters
+    from core.db import counters
     from tasks_market.counters import OPEN_TASKS
     from tasks_market.models import Task, TaskStatus
 
@@ -115,9 +115,9 @@ def _walk_by_cursor() -> bool:
 
 
 def _stamp_moves(poster) -> bool:
-    """The count's stamp (core.counters.stamp_of) changes with a create, a change in place and a move out,
+    """The count's stamp (core.db.counters.stamp_of) changes with a create, a change in place and a move out,
     and not with a write to a row it does not count."""
-    from core import counters
+    from core.db import counters
     from tasks_market.counters import OPEN_TASKS
     from tasks_market.models import Task, TaskStatus
     from tests.tasks_market.factories import TaskFactory
@@ -134,7 +134,7 @@ def _stamp_moves(poster) -> bool:
 
 
 def _kept_pages_follow_writes(poster) -> bool:
-    """The open list's kept page (core.pagecache) is served again while nothing is written, and not after a
+    """The open list's kept page (core.db.pagecache) is served again while nothing is written, and not after a
     write: the stamps of this engine's triggers, read outside any transaction."""
     from tasks_market.selectors.task_list import OPEN_PAGES, tasks_page
     from tests.tasks_market.factories import TaskFactory

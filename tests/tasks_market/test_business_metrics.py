@@ -1,4 +1,4 @@
-"""The business counters of core/metrics.py are counted at the service points, once the change commits
+"""The business counters of core/ops/metrics.py are counted at the service points, once the change commits
 (docs/operations.md#metrics-and-traces): a settled payment, the agent dispatch it starts, credits spent.
 
 Metrics are off in the test settings (no PROMETHEUS_MULTIPROC_DIR); the flag is turned on for these tests and
@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from core import metrics
+from core.ops import metrics
 from tests.support.credits import credits_set
 from tests.tasks_market.conftest import selected_task, simulate_payment
 

@@ -1,4 +1,4 @@
-"""The open-task count is kept exactly, whoever writes (core.counters; docs/decisions.md#lists)."""
+"""The open-task count is kept exactly, whoever writes (core.db.counters; docs/decisions.md#lists)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from core import counters
+from core.db import counters
 from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import Task, TaskStatus
 from tests.tasks_market.counts_churn import ROUNDS, SQLITE_ROUNDS, SQLITE_THREADS, THREADS, churn

@@ -1,4 +1,4 @@
-"""The task list runs its page and total as one query compiled once per process (core.precompiled): every
+"""The task list runs its page and total as one query compiled once per process (core.db.precompiled): every
 page, filter and scope answers exactly as the ORM's two queries (`core.api.pagination.page`) do."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The open list's kept pages (core.pagecache; docs/decisions.md#open-list-pages): served only for the state
+"""The open list's kept pages (core.db.pagecache; docs/decisions.md#open-list-pages): served only for the state
 they were read in, byte for byte what a fresh read answers, never older than a write that has committed.
 
 Transactional tests: inside a transaction (the usual test) the list reads and keeps nothing."""
@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from django.db import connection, connections, transaction
 
-from core import counters
+from core.db import counters
 from core.models import Counter
 from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import Task, TaskStatus

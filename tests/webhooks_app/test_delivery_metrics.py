@@ -1,11 +1,11 @@
-"""Outbound webhook attempts are counted by outcome (core/metrics.py, docs/operations.md#metrics-and-traces)."""
+"""Outbound webhook attempts are counted by outcome (core/ops/metrics.py, docs/operations.md#metrics-and-traces)."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import transaction
 
-from core import metrics
+from core.ops import metrics
 from webhooks_app.delivery import webhook_delivery_attempt
 from webhooks_app.models import WebhookDelivery
 from webhooks_app.services import event_publish

@@ -6,7 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.outbound import UnsafeURL, check_url
+from core.http.outbound import UnsafeURL, check_url
 from webhooks_app.event_types import EVENT_TYPES
 from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 

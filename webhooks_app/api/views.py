@@ -4,12 +4,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import status
 from rest_framework.response import Response
 
-from core.access import Access
 from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.idempotency import idempotent
 from payments import signing
 from webhooks_app import selectors
 from webhooks_app.api.serializers import (

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import User
 from accounts.services import api_key_create
-from core.errors import EmailUnverified
+from core.http.errors import EmailUnverified
 
 
 class Command(BaseCommand):

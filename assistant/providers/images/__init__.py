@@ -11,7 +11,7 @@ from django.conf import settings
 from assistant.providers.images.base import GeneratedImage, ImageProvider
 from assistant.providers.images.local import LocalCanvas
 from assistant.providers.images.openai import OpenAIImages
-from core.errors import ProviderUnavailable
+from core.http.errors import ProviderUnavailable
 
 __all__ = ["GeneratedImage", "ImageProvider", "get_image_provider", "is_configured"]
 

@@ -15,5 +15,5 @@ class GeneratedImage:
 
 class ImageProvider(Protocol):
     def generate(self, *, prompt: str, model: str) -> GeneratedImage:
-        """Raises core.errors.ProviderError (bad answer) or ProviderUnavailable (cannot be reached)."""
+        """Raises core.http.errors.ProviderError (bad answer) or ProviderUnavailable (cannot be reached)."""
         ...

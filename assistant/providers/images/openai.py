@@ -8,7 +8,7 @@ from typing import Any
 
 from assistant.providers.images.base import GeneratedImage
 from assistant.providers.openai_http import OpenAIClient
-from core.errors import ProviderError
+from core.http.errors import ProviderError
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -21,5 +21,5 @@ class LLMProvider(Protocol):
     def complete(
         self, *, system: str, messages: list[ChatMessage], max_tokens: int = 800, json_mode: bool = False
     ) -> LLMReply:
-        """Raises core.errors.ProviderError (bad answer) or ProviderUnavailable (cannot be reached)."""
+        """Raises core.http.errors.ProviderError (bad answer) or ProviderUnavailable (cannot be reached)."""
         ...

@@ -8,7 +8,7 @@ from django.conf import settings
 
 from assistant.providers.llm.base import ChatMessage, LLMReply
 from assistant.providers.openai_http import OpenAIClient
-from core.errors import ProviderError
+from core.http.errors import ProviderError
 
 
 class OpenAILLM:

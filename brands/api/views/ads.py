@@ -5,9 +5,9 @@ from rest_framework.response import Response
 
 from brands.api.serializers.ads import AdSimulationInput, AdSimulationSerializer
 from brands.domain.simulator import Metrics, SimulationOverflow, simulate
-from core.access import Access
 from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
+from core.http.access import Access
 
 
 class AdSimulateView(ApiView):

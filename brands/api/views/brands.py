@@ -17,12 +17,12 @@ from brands.filters import BrandKitFilter
 from brands.selectors.brands import brand_of, brands_of, kit_of, kits_of
 from brands.selectors.research import research_status
 from brands.services import brands as services
-from core.access import Access
 from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.idempotency import idempotent
 
 BRAND_TAGS = ["brands"]
 KIT_TAGS = ["brand kits"]

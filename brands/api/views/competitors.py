@@ -17,11 +17,11 @@ from brands.filters import CompetitorFilter
 from brands.selectors.brands import brand_of
 from brands.selectors.competitors import competitor_roster_bytes
 from brands.services import competitors as services
-from core.access import Access
 from core.api.filters import parameters
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.idempotency import idempotent
 
 TAGS = ["competitors"]
 _ACCEPTS_GZIP = re.compile(r"\bgzip\b")  # as django.middleware.gzip reads Accept-Encoding

@@ -23,13 +23,13 @@ from brands.selectors.intelligence import (
     tracked_groups_of,
 )
 from brands.services import intelligence as services
-from core.access import Access
 from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.validation import RequestValidationError
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.idempotency import idempotent
 
 TAGS = ["brand intelligence"]
 

@@ -8,11 +8,11 @@ from brands.filters import PublicationFilter
 from brands.selectors.brands import brand_of
 from brands.selectors.publications import publications_of
 from brands.services import publications as services
-from core.access import Access
 from core.api.filters import filtered, parameters
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.idempotency import idempotent
 
 TAGS = ["publications"]
 

@@ -1,15 +1,15 @@
 """Compare every kept count with a fresh COUNT and report the drift; fixes it unless --check
-(core.counters; docs/decisions.md#lists)."""
+(core.db.counters; docs/decisions.md#lists)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from core.counters import counters_reconcile
+from core.db.counters import counters_reconcile
 
 
 class Command(BaseCommand):
-    help = "Recount every kept count (core.counters), report drift, and fix it (--check: report only, exit 1)."
+    help = "Recount every kept count (core.db.counters), report drift, and fix it (--check: report only, exit 1)."
 
     def add_arguments(self, parser):
         parser.add_argument("--check", action="store_true", help="Report only; exit 1 on any drift.")

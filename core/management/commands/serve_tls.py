@@ -3,7 +3,7 @@ import contextlib
 from django.core.management.base import BaseCommand
 from django.core.servers.basehttp import get_internal_wsgi_application
 
-from core.tlsserver import serve
+from core.ops.tlsserver import serve
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from payments.ledger_check import ledger_problems
 from payments.models import LedgerEntry
 from payments.reconcile import reconcile

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from payments.reconcile import reconcile
 
 

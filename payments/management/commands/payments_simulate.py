@@ -27,7 +27,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from core.errors import ProviderError, ProviderUnavailable
+from core.http.errors import ProviderError, ProviderUnavailable
 from payments.provider_events import send_event
 from payments.providers.local import DISPUTE_STATUSES, PAYMENT_OUTCOMES, SUBSCRIPTION_OUTCOMES, LocalPaymentProvider
 

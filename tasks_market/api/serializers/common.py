@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from core.api.fields import URL_PATTERN, BlankAsNullField
 from core.api.validation import GreaterThan
-from core.outbound import UnsafeURL, check_url
+from core.http.outbound import UnsafeURL, check_url
 from payments.fees import fee_split
 from payments.money import exponent
 from tasks_market.models import Artefact

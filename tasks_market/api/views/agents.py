@@ -4,12 +4,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from core.access import Access
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.errors import NotFound
-from core.idempotency import idempotent
+from core.http.access import Access
+from core.http.errors import NotFound
+from core.http.idempotency import idempotent
 from tasks_market import selectors
 from tasks_market.api.serializers import (
     AgentCreateInput,

@@ -8,10 +8,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from core.access import Access
 from core.api.schema import error_response
 from core.api.views import ApiView
-from core.errors import NotFound
+from core.http.access import Access
+from core.http.errors import NotFound
 from payments.models import Payment
 from payments.providers import PROVIDERS
 from tasks_market.api.serializers.common import FeePartField

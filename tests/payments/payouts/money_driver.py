@@ -31,7 +31,7 @@ from typing import Any
 from django.db.models import Sum
 from django.test import TestCase
 
-from core.errors import InvalidState, ProviderError
+from core.http.errors import InvalidState, ProviderError
 from payments import ledger, signing
 from payments.ledger_check import ledger_problems
 from payments.models import Earning, LedgerLine, LocalConnectObject, LocalPayment

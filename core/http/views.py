@@ -15,7 +15,7 @@ from django.views.csrf import csrf_failure as django_csrf_failure
 from django.views.decorators.csrf import csrf_exempt
 
 from core.api.exceptions import suspicious_error
-from core.middleware import database_unavailable_response
+from core.http.middleware import database_unavailable_response
 
 
 def _is_api(request) -> bool:

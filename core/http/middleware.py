@@ -9,9 +9,10 @@ import uuid
 from django.http import JsonResponse
 from django.utils.cache import patch_vary_headers
 
-from core import dberrors, ratelimit
-from core.clientaddr import client_ip, is_trusted
-from core.logging import request_id_var
+from core.db import dberrors
+from core.http import ratelimit
+from core.http.clientaddr import client_ip, is_trusted
+from core.ops.logging import request_id_var
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class PrivateApiResponseMiddleware:
 
 
 def database_unavailable_response(exc: BaseException) -> JsonResponse | None:
-    """503 with Retry-After for a database that is busy or out of reach (core.dberrors), else None."""
+    """503 with Retry-After for a database that is busy or out of reach (core.db.dberrors), else None."""
     unavailable = dberrors.classify(exc)
     if unavailable is None:
         return None
@@ -71,7 +72,7 @@ class DatabaseUnavailableMiddleware:
     """Views outside DRF (the admin, media): a busy or unreachable database is a 503, not a 500.
 
     API views answer the same through core.api.exceptions; an error raised by a middleware reaches
-    core.views.handler500, which does the same.
+    core.http.views.handler500, which does the same.
     """
 
     def __init__(self, get_response):

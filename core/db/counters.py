@@ -9,7 +9,7 @@ transactions mostly hold different rows, and one transaction always the same row
 cycles between two of them). SQLite has one writer at a time: one shard, row triggers.
 
 Every statement that writes a counted row also raises its shard's `version` (moved or changed in place):
-the versions of a count's shards name one state of its rows (`stamp_of`), under which core.pagecache
+the versions of a count's shards name one state of its rows (`stamp_of`), under which core.db.pagecache
 keeps pages of them.
 
 A migration carries its triggers as literal SQL, generated once with `install_sql` and pasted in (a migration
@@ -33,8 +33,8 @@ from django.db.models import F, Func, IntegerField, QuerySet, Subquery, Sum, Val
 from django.db.models.functions import Coalesce
 from django.utils.module_loading import autodiscover_modules
 
+from core.db.precompiled import PrecompiledQuery
 from core.models import Counter
-from core.precompiled import PrecompiledQuery
 
 SHARDS = 16
 # A new shard row's version starts at random below this (a quarter of the bigint range: room to count up).
@@ -106,7 +106,7 @@ def install_sql(
     `condition` holds; `condition` names the row as `{row}` (e.g. "{row}.status = 'open'").
 
     `versions`: the triggers also raise the shard's `version` with every statement that writes a counted
-    row, moved in or out or changed in place (core.pagecache). Without it, the count alone (the first
+    row, moved in or out or changed in place (core.db.pagecache). Without it, the count alone (the first
     installs, before `Counter.version`). `seed`: count the rows already there (a first install; a
     reinstall over a kept count does not)."""
     # Names from our own migrations, checked anyway: they are written into the SQL (no parameters in DDL).

@@ -54,7 +54,7 @@ from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 
 from core.api.validation import RequestValidationError, error
-from core.errors import Conflict
+from core.http.errors import Conflict
 from core.models import IdempotencyKey
 
 HEADER = "Idempotency-Key"
@@ -276,7 +276,7 @@ def _replay(stored: IdempotencyKey, *, key: str) -> Response:
 
 
 def _cipher(secret: str, stored: IdempotencyKey, key: str) -> AESGCM:
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"core.idempotency", info=_bound(stored, key))
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"core.http.idempotency", info=_bound(stored, key))
     return AESGCM(hkdf.derive(secret.encode()))
 
 

@@ -6,7 +6,7 @@ has nothing to read, so the check asks the socket instead (a poll with no wait):
 connection (a restart, `pg_terminate_backend`, an idle timeout) has sent its notice or its end of stream,
 the socket is readable, and only then does the check send Django's `SELECT 1`, which decides. What the poll
 cannot see (a peer gone without a word: a cut network, a host powered off) the ping could not see either
-without waiting out a timeout; the first query then fails, answers 503 (core.dberrors) and the connection is
+without waiting out a timeout; the first query then fails, answers 503 (core.db.dberrors) and the connection is
 closed after the request, as before.
 """
 

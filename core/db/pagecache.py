@@ -1,7 +1,7 @@
 """Pages of a list kept in the process, each under the state of the list's kept count in which it was read
 (docs/decisions.md#open-list-pages).
 
-A list whose rows are exactly what a kept count counts (core.counters) can name every state of those rows
+A list whose rows are exactly what a kept count counts (core.db.counters) can name every state of those rows
 by the count's *stamp*: the (shard, version) of its shards, which the count's triggers raise in the
 writer's own transaction with every statement that writes a counted row. Two reads that see the same
 stamp see the same committed rows; a write is in the stamp from the moment it commits, in every process
@@ -29,7 +29,8 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from core import counters, metrics
+from core.db import counters
+from core.ops import metrics
 
 
 class Entry:
@@ -55,7 +56,7 @@ class Entry:
 
 
 class StampedPages:
-    """The kept pages of the list counted by `counter` (a name registered in core.counters): at most `size`
+    """The kept pages of the list counted by `counter` (a name registered in core.db.counters): at most `size`
     pages with at most `variants` bodies each, and `max_bytes` of bodies and rows together (a page's rows
     are charged as much as its first body)."""
 

@@ -20,8 +20,8 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django_ratelimit.core import get_usage
 
+from core.http.ratelimit_rules import RULES, Rule
 from core.models import RateLimitOverride
-from core.ratelimit_rules import RULES, Rule
 
 logger = logging.getLogger(__name__)
 

@@ -71,7 +71,7 @@ AGENT_DISPATCHES = Counter("agent_dispatches_total", "Agent dispatch attempts, b
 CREDITS_SPENT = Counter("credits_spent_total", "Credits taken for paid work (image generations).")
 PAGE_CACHE = Counter(
     "page_cache_total",
-    "Pages of kept lists (core.pagecache), by list and result: hit, miss (read and kept), moved (read, not "
+    "Pages of kept lists (core.db.pagecache), by list and result: hit, miss (read and kept), moved (read, not "
     "kept: written meanwhile), bypass (in a transaction).",
     ["list", "result"],
 )
@@ -204,12 +204,12 @@ def install() -> None:
     from django.db.backends.signals import connection_created
     from django.utils.module_loading import import_string
 
-    connection_created.connect(_on_connection_created, dispatch_uid="core.metrics.db")
+    connection_created.connect(_on_connection_created, dispatch_uid="core.ops.metrics.db")
     for config in settings.CACHES.values():
         _instrument_cache(import_string(config["BACKEND"]))
-    task_prerun.connect(_task_prerun, dispatch_uid="core.metrics.prerun", weak=False)
-    task_postrun.connect(_task_postrun, dispatch_uid="core.metrics.postrun", weak=False)
-    worker_ready.connect(_start_worker_exporter, dispatch_uid="core.metrics.worker_exporter", weak=False)
+    task_prerun.connect(_task_prerun, dispatch_uid="core.ops.metrics.prerun", weak=False)
+    task_postrun.connect(_task_postrun, dispatch_uid="core.ops.metrics.postrun", weak=False)
+    worker_ready.connect(_start_worker_exporter, dispatch_uid="core.ops.metrics.worker_exporter", weak=False)
 
 
 def _start_worker_exporter(**kwargs) -> None:
