@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from typing import TypeVar
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -33,6 +34,16 @@ def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     return value
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def env_renamed(new: str, old: str, cast: type[_Number], default: _Number) -> _Number:
+    """A variable renamed to carry its unit: `new`, else `old`, its previous name, which keeps working for one
+    release (docs/operations.md#renamed-settings). The new name wins when both are set."""
+    name = old if old in env.ENVIRON and new not in env.ENVIRON else new
+    return env.get_value(name, cast=cast, default=default)
 
 
 # The shared Redis (cache, rate-limit counters, broker) when set; `make run` needs none.
