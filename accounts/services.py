@@ -230,11 +230,11 @@ def password_reset_request(*, email: str) -> None:
 
 def password_reset_mail_send(*, email: str) -> bool:
     """Mail a reset token to the active account with this address, if there is one (at most one mail per
-    address per PASSWORD_RESET_MAIL_INTERVAL). Runs in a Celery task, so a request cannot time it."""
+    address per PASSWORD_RESET_MAIL_INTERVAL_SECONDS). Runs in a Celery task, so a request cannot time it."""
     user = User.objects.with_address(email).filter(is_active=True).first()
     if user is None or not user.has_usable_password():
         return False
-    interval = settings.PASSWORD_RESET_MAIL_INTERVAL
+    interval = settings.PASSWORD_RESET_MAIL_INTERVAL_SECONDS
     # Atomic in the shared cache (Redis), so one mark holds for every worker process and node.
     if interval and not cache.add(f"password-reset-mail:{user.pk}", 1, interval):
         return False

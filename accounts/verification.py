@@ -2,10 +2,10 @@
 
 - A new account (registration) and a changed address get a verification mail, queued after commit; the
   account asks again with `POST /auth/email/verify/resend`. At most one mail per account and address per
-  EMAIL_VERIFICATION_MAIL_INTERVAL: a mailbox cannot be flooded through us.
+  EMAIL_VERIFICATION_MAIL_INTERVAL_SECONDS: a mailbox cannot be flooded through us.
 - The token is Django's signing (`TimestampSigner`, salted for this use, SECRET_KEY_FALLBACKS honoured)
   over the user's id and a digest of the address as the account spells it: it expires after
-  EMAIL_VERIFICATION_TIMEOUT and verifies only while the account still has that address, so a token mailed
+  EMAIL_VERIFICATION_TIMEOUT_SECONDS and verifies only while the account still has that address, so a token mailed
   to an old address never verifies a new one. Using it again is harmless: the address is verified already.
 - It is sent back by the account itself (`POST /auth/email/verify` with its JWT), not by whoever holds
   the mail: the owner of an address someone else registered, following the mail, verifies nothing.
@@ -61,7 +61,7 @@ def email_verification_queue(*, user: User, when_throttled: str = "skip") -> Non
     """Queue the verification mail to the user's current address, after commit. Within the interval of the
     last one to this account and address nothing is queued: `when_throttled="raise"` answers 429 with the
     seconds to wait (an explicit resend), "skip" queues nothing (an address changed back and forth)."""
-    interval = settings.EMAIL_VERIFICATION_MAIL_INTERVAL
+    interval = settings.EMAIL_VERIFICATION_MAIL_INTERVAL_SECONDS
     if interval:
         slot = f"email-verification-mail:{user.pk}:{_address_digest(user.email)}"
         now = time.time()
@@ -94,7 +94,7 @@ def email_verification_mail_send(*, user_id: str, email: str, requested_at: str)
         "link": link.format(token=token) if link else "",
         "verify_url": f"{settings.PUBLIC_BASE_URL}/api/v1/auth/email/verify",
         "base_url": settings.PUBLIC_BASE_URL,
-        "days": max(1, settings.EMAIL_VERIFICATION_TIMEOUT // (24 * 60 * 60)),
+        "days": max(1, settings.EMAIL_VERIFICATION_TIMEOUT_SECONDS // (24 * 60 * 60)),
     }
     send_mail(
         subject=SUBJECT,
@@ -119,7 +119,7 @@ def email_verify(*, user: User, token: str) -> User:
     verify someone else's registration of their address by following it."""
     refused = InputRejected("The verification token is invalid, expired or for another address.", loc=["body", "token"])
     try:
-        value = signing.TimestampSigner(salt=_SALT).unsign(token, max_age=settings.EMAIL_VERIFICATION_TIMEOUT)
+        value = signing.TimestampSigner(salt=_SALT).unsign(token, max_age=settings.EMAIL_VERIFICATION_TIMEOUT_SECONDS)
         user_hex, _, digest = value.partition(".")
         user_id = uuid.UUID(hex=user_hex)
     except (signing.BadSignature, ValueError) as exc:

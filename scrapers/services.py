@@ -86,7 +86,7 @@ def snapshot_trigger(
             status=SnapshotStatus.RUNNING,
             created_by=user,
             next_poll_at=now + POLL_FIRST,
-            deadline_at=now + settings.SCRAPER_SNAPSHOT_DEADLINE,
+            deadline_at=now + timedelta(seconds=settings.SCRAPER_SNAPSHOT_DEADLINE_SECONDS),
         )
 
 

@@ -51,7 +51,7 @@ PROXY_HOST = "127.0.0.1"  # also the address the nodes trust (TRUSTED_PROXIES) a
 WEB_HOSTS = ("127.0.0.2", "127.0.0.3")
 # The beat's lock in the tests: it lapses 3 s after the active beat's last tick (ticks at most 1 s apart),
 # so a standby (trying every second) takes over within about 4 s. Production's defaults: config/settings/celery.py.
-TEST_BEAT = {"BEAT_LOCK_TIMEOUT": "3", "BEAT_MAX_INTERVAL": "1"}
+TEST_BEAT = {"BEAT_LOCK_TIMEOUT_SECONDS": "3", "BEAT_MAX_INTERVAL_SECONDS": "1"}
 # A Redis database of the suite's server that no pytest-xdist worker uses (config/settings/test.py gives
 # worker gwN database N): the cluster's queues, counters and beat lock stay apart from every cache.clear().
 REDIS_DB = 15

@@ -103,5 +103,6 @@ echo "------------------------------------------------------------------"
 # proxy polling /health every second takes the node out before it stops accepting connections.
 export SHUTDOWN_DRAIN_SECONDS=${SHUTDOWN_DRAIN_SECONDS:-5}
 # gunicorn's graceful timeout (30 s) plus a margin before the supervisor escalates.
-export SUPERVISE_STOP_TIMEOUT=${SUPERVISE_STOP_TIMEOUT:-35}
+# (SUPERVISE_STOP_TIMEOUT is its name until this release: docs/operations.md#renamed-settings.)
+export SUPERVISE_STOP_TIMEOUT_SECONDS=${SUPERVISE_STOP_TIMEOUT_SECONDS:-${SUPERVISE_STOP_TIMEOUT:-35}}
 exec "$PY" scripts/supervise.py "${children[@]}"

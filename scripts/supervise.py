@@ -17,7 +17,7 @@ SUPERVISE_MAX_RESTARTS a minute) or `required` (its exit stops the node, with it
   $VAR_DIR/draining, read by /health) for SHUTDOWN_DRAIN_SECONDS while still serving, then gets SIGTERM;
   the others get SIGTERM at once. A child that exits after that SIGTERM, with status 0 or killed by it, is
   logged as stopped (`web stopped after 0.1 s`); any other status is logged as an exit. A child still
-  running SUPERVISE_STOP_TIMEOUT seconds later gets SIGQUIT, and SIGKILL (its whole process group) 3 s
+  running SUPERVISE_STOP_TIMEOUT_SECONDS later gets SIGQUIT, and SIGKILL (its whole process group) 3 s
   after that; both are logged.
 - Processes it did not start but inherited (a shell's background job, when the shell `exec`s this
   script: run.sh's banner printer) are reaped when they exit, so none is left a zombie.
@@ -44,7 +44,8 @@ PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 
 DRAIN_SECONDS = float(os.environ.get("SHUTDOWN_DRAIN_SECONDS") or 0)
-STOP_TIMEOUT = float(os.environ.get("SUPERVISE_STOP_TIMEOUT") or 8)
+# SUPERVISE_STOP_TIMEOUT, its name until this release, still works for one more (docs/operations.md#renamed-settings).
+STOP_TIMEOUT = float(os.environ.get("SUPERVISE_STOP_TIMEOUT_SECONDS") or os.environ.get("SUPERVISE_STOP_TIMEOUT") or 8)
 MAX_RESTARTS = int(os.environ.get("SUPERVISE_MAX_RESTARTS") or 5)  # per rolling minute and process
 BACKOFF_MAX = 30.0
 DRAIN_FILE = Path(os.environ.get("VAR_DIR") or "var") / "draining"

@@ -171,8 +171,10 @@ def test_haproxy_replays_only_requests_that_are_safe_to_replay():
 
 def test_haproxy_waits_for_the_longest_provider_call_a_request_makes():
     # An image or an assistant reply calls the OpenAI-compatible API inside the request: every attempt up to
-    # OPENAI_TIMEOUT, OPENAI_MAX_RETRIES more after the first, each after a wait of at most BACKOFF_CAP.
-    longest = settings.OPENAI_TIMEOUT * (settings.OPENAI_MAX_RETRIES + 1) + BACKOFF_CAP * settings.OPENAI_MAX_RETRIES
+    # OPENAI_TIMEOUT_SECONDS, OPENAI_MAX_RETRIES more after the first, each after a wait of at most BACKOFF_CAP.
+    longest = (
+        settings.OPENAI_TIMEOUT_SECONDS * (settings.OPENAI_MAX_RETRIES + 1) + BACKOFF_CAP * settings.OPENAI_MAX_RETRIES
+    )
     timeout = next(line.split()[2] for line in haproxy_section("defaults") if line.startswith("timeout server "))
     assert timeout.endswith("s"), timeout
     assert int(timeout.removesuffix("s")) > max(longest, 30), (timeout, longest)  # 30: gunicorn's worker timeout

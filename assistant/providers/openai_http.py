@@ -57,7 +57,7 @@ class OpenAIClient:
         options = {
             "api_key": settings.OPENAI_API_KEY,
             "base_url": settings.OPENAI_BASE_URL,
-            "timeout": settings.OPENAI_TIMEOUT,
+            "timeout": settings.OPENAI_TIMEOUT_SECONDS,
             "max_retries": settings.OPENAI_MAX_RETRIES,
             **overrides,
         }

@@ -9,7 +9,16 @@ from __future__ import annotations
 from config.settings.api import *  # noqa: F403
 from config.settings.celery import *  # noqa: F403
 from config.settings.domain import *  # noqa: F403
-from config.settings.env import BASE_DIR, REDIS_SOCKET_TIMEOUTS, REDIS_URL, VAR_DIR, env, env_choice, env_networks
+from config.settings.env import (
+    BASE_DIR,
+    REDIS_SOCKET_TIMEOUTS,
+    REDIS_URL,
+    VAR_DIR,
+    env,
+    env_choice,
+    env_networks,
+    env_renamed,
+)
 from config.settings.observability import *  # noqa: F403
 from config.settings.providers import *  # noqa: F403
 
@@ -97,8 +106,8 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
 # How long a request waits for the database before it is answered 503 (core.db.dberrors): SQLite's busy
 # timeout (waiting for the write lock) and PostgreSQL's connect timeout (a restarting server), in seconds.
-DATABASE_BUSY_TIMEOUT = env.int("DATABASE_BUSY_TIMEOUT", default=20)
-DATABASE_CONNECT_TIMEOUT = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
+DATABASE_BUSY_TIMEOUT_SECONDS = env_renamed("DATABASE_BUSY_TIMEOUT_SECONDS", "DATABASE_BUSY_TIMEOUT", int, 20)
+DATABASE_CONNECT_TIMEOUT_SECONDS = env_renamed("DATABASE_CONNECT_TIMEOUT_SECONDS", "DATABASE_CONNECT_TIMEOUT", int, 5)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded default serves one multi-threaded web process, a worker and beat from one file.
     # WAL: readers never block the writer, nor the writer them. IMMEDIATE: every transaction takes the
@@ -107,14 +116,14 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # select_for_update() (a no-op on SQLite) gives the same code on PostgreSQL.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
-    DATABASES["default"]["OPTIONS"].setdefault("timeout", DATABASE_BUSY_TIMEOUT)
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", DATABASE_BUSY_TIMEOUT_SECONDS)
     DATABASES["default"]["OPTIONS"].setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
 elif DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # Django's backend with a health check that polls the socket instead of a SELECT 1 per request.
     DATABASES["default"]["ENGINE"] = "core.db.backends.postgresql"
     # A server that is restarting or unreachable fails the request (503) instead of hanging it.
     DATABASES["default"].setdefault("OPTIONS", {})
-    DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
+    DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT_SECONDS)
 
 if REDIS_URL:
     CACHES = {
@@ -240,9 +249,13 @@ RATELIMIT_CACHE_PREFIX = "rl:"
 # and TLS handshake), seconds its body may take after them, seconds a kept-alive connection may sit idle,
 # and how many connections are served at once (past that: 503 `server_busy`). Whole deadlines, not per
 # read (docs/operations.md#the-local-https-server).
-SERVE_TLS_HEADER_TIMEOUT = env.float("SERVE_TLS_HEADER_TIMEOUT", default=10.0)
-SERVE_TLS_BODY_TIMEOUT = env.float("SERVE_TLS_BODY_TIMEOUT", default=30.0)
-SERVE_TLS_KEEPALIVE_TIMEOUT = env.float("SERVE_TLS_KEEPALIVE_TIMEOUT", default=5.0)
+SERVE_TLS_HEADER_TIMEOUT_SECONDS = env_renamed(
+    "SERVE_TLS_HEADER_TIMEOUT_SECONDS", "SERVE_TLS_HEADER_TIMEOUT", float, 10.0
+)
+SERVE_TLS_BODY_TIMEOUT_SECONDS = env_renamed("SERVE_TLS_BODY_TIMEOUT_SECONDS", "SERVE_TLS_BODY_TIMEOUT", float, 30.0)
+SERVE_TLS_KEEPALIVE_TIMEOUT_SECONDS = env_renamed(
+    "SERVE_TLS_KEEPALIVE_TIMEOUT_SECONDS", "SERVE_TLS_KEEPALIVE_TIMEOUT", float, 5.0
+)
 SERVE_TLS_MAX_THREADS = env.int("SERVE_TLS_MAX_THREADS", default=64)
 
 # --- Logging -----------------------------------------------------------------------------------------------

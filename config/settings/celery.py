@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from config.settings.domain import DELIVERIES_SWEEP_SECONDS, PAYOUT_SCHEDULE
-from config.settings.env import REDIS_SOCKET_TIMEOUTS, REDIS_URL, VAR_DIR, env
+from config.settings.env import REDIS_SOCKET_TIMEOUTS, REDIS_URL, VAR_DIR, env, env_renamed
 
 # The embedded default (`make run`, no REDIS_URL): kombu's SQLAlchemy transport on a SQLite file under
 # VAR_DIR. A message is one row written in one transaction, so a reader never sees half of it (the
@@ -48,16 +48,17 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # With Redis (every deployment past `make run`) beat is celery-redbeat: the schedule's state lives in Redis
 # and a beat schedules only while it holds a Redis lock, so any number of beat processes may run and one
 # takes over when the active one dies (docs/operations.md#beat-failover). The lock is extended on every
-# tick (at most BEAT_MAX_INTERVAL apart) and expires BEAT_LOCK_TIMEOUT after the holder's last tick; a
-# standby tries to take it every BEAT_MAX_INTERVAL, so a takeover needs at most the sum of the two.
+# tick (at most BEAT_MAX_INTERVAL_SECONDS apart) and expires BEAT_LOCK_TIMEOUT_SECONDS after the holder's last
+# tick; a standby tries to take it every BEAT_MAX_INTERVAL_SECONDS, so a takeover needs at most the sum of the two.
 # `make run` (no Redis) keeps Celery's file scheduler under VAR_DIR.
 if REDIS_URL:
     CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
     CELERY_REDBEAT_REDIS_URL = REDIS_URL
     CELERY_REDBEAT_REDIS_OPTIONS = dict(REDIS_SOCKET_TIMEOUTS)
     CELERY_REDBEAT_KEY_PREFIX = env.str("BEAT_KEY_PREFIX", default="redbeat:")
-    CELERY_BEAT_MAX_LOOP_INTERVAL = env.int("BEAT_MAX_INTERVAL", default=5)  # beat_max_interval before Celery 5.7
-    CELERY_REDBEAT_LOCK_TIMEOUT = env.int("BEAT_LOCK_TIMEOUT", default=30)
+    # Named beat_max_interval before Celery 5.7.
+    CELERY_BEAT_MAX_LOOP_INTERVAL = env_renamed("BEAT_MAX_INTERVAL_SECONDS", "BEAT_MAX_INTERVAL", int, 5)
+    CELERY_REDBEAT_LOCK_TIMEOUT = env_renamed("BEAT_LOCK_TIMEOUT_SECONDS", "BEAT_LOCK_TIMEOUT", int, 30)
 CELERY_BEAT_SCHEDULE = {
     # Refresh tokens are blacklisted on every rotation; expired ones are dead weight. Daily is plenty.
     "accounts.flush_expired_tokens": {
@@ -84,7 +85,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=10),
     },
     # Running scraping snapshots are polled at their provider, each on its own backoff (next_poll_at:
-    # 10 s doubling to 5 min) until ready, failed or past SCRAPER_SNAPSHOT_DEADLINE. The beat only
+    # 10 s doubling to 5 min) until ready, failed or past SCRAPER_SNAPSHOT_DEADLINE_SECONDS. The beat only
     # finds the due ones (one indexed query), so every 10 s is cheap and keeps new snapshots current.
     "scrapers.poll_snapshots": {
         "task": "scrapers.tasks.poll_snapshots",
@@ -103,7 +104,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=1),
     },
     # Task deliveries: gives back claims of workers that died mid-dispatch, re-queues dispatches whose
-    # message was lost, and re-sends dispatches stuck past DELIVERY_STUCK_AFTER (each at most 3 times).
+    # message was lost, and re-sends dispatches stuck past DELIVERY_STUCK_AFTER_SECONDS (each at most 3 times).
     # It also judges bids whose judge job was lost. Every 5 minutes is well inside the 30-minute stuck
     # window; each step claims or is idempotent, so overlapping runs are safe.
     "tasks_market.sweep_deliveries": {

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.settings.env import env, env_choice, env_records
+from config.settings.env import env, env_choice, env_records, env_renamed
 
 # Competitor names across all of one brand's kits (each kit holds at most 1,000): the roster merges
 # every one of them on each change (docs/decisions.md, "Competitors").
@@ -22,10 +21,12 @@ COMPETITOR_ROSTER_CACHE_SECONDS = env.int("COMPETITOR_ROSTER_CACHE_SECONDS", def
 DELIVERIES_SWEEP_SECONDS = env.int("DELIVERIES_SWEEP_SECONDS", default=300)
 JUDGEMENT_CATCH_UP_AFTER_SECONDS = env.int("JUDGEMENT_CATCH_UP_AFTER_SECONDS", default=300)
 # A scraping snapshot still running this long after it was triggered is marked failed by the poller.
-SCRAPER_SNAPSHOT_DEADLINE = timedelta(seconds=env.int("SCRAPER_SNAPSHOT_DEADLINE", default=2 * 60 * 60))
+SCRAPER_SNAPSHOT_DEADLINE_SECONDS = env_renamed(
+    "SCRAPER_SNAPSHOT_DEADLINE_SECONDS", "SCRAPER_SNAPSHOT_DEADLINE", int, 2 * 60 * 60
+)
 # A task delivery dispatched this long ago without a result counts as stuck: it may be retried
 # (POST /api/v1/tasks/{task_id}/delivery/retry) and the beat re-sends it.
-DELIVERY_STUCK_AFTER = timedelta(seconds=env.int("DELIVERY_STUCK_AFTER", default=30 * 60))
+DELIVERY_STUCK_AFTER_SECONDS = env_renamed("DELIVERY_STUCK_AFTER_SECONDS", "DELIVERY_STUCK_AFTER", int, 30 * 60)
 # An unconfirmed preflight publication expires after this many minutes.
 PUBLICATION_PREFLIGHT_MINUTES = env.int("PUBLICATION_PREFLIGHT_MINUTES", default=30)
 # A confirmed publication no worker has taken after this long is queued again (the beat, every minute).
@@ -51,15 +52,21 @@ CREDIT_PACKS = env_records(
 # A reset token is good for this many seconds, once (Django's PasswordResetTokenGenerator).
 PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=60 * 60)
 # At most one reset mail per account per this many seconds (a mailbox cannot be flooded through us).
-PASSWORD_RESET_MAIL_INTERVAL = env.int("PASSWORD_RESET_MAIL_INTERVAL", default=60)
+PASSWORD_RESET_MAIL_INTERVAL_SECONDS = env_renamed(
+    "PASSWORD_RESET_MAIL_INTERVAL_SECONDS", "PASSWORD_RESET_MAIL_INTERVAL", int, 60
+)
 # A front-end page that takes the token, e.g. "https://app.example.com/reset#{token}"; empty: the mail
 # carries the token and the API call to make.
 PASSWORD_RESET_LINK = env.str("PASSWORD_RESET_LINK", default="")
 # A verification token is good for this many seconds (3 days, as allauth's default); it verifies the
 # address it was mailed to, and only while the account still has that address.
-EMAIL_VERIFICATION_TIMEOUT = env.int("EMAIL_VERIFICATION_TIMEOUT", default=3 * 24 * 60 * 60)
+EMAIL_VERIFICATION_TIMEOUT_SECONDS = env_renamed(
+    "EMAIL_VERIFICATION_TIMEOUT_SECONDS", "EMAIL_VERIFICATION_TIMEOUT", int, 3 * 24 * 60 * 60
+)
 # At most one verification mail per account and address per this many seconds.
-EMAIL_VERIFICATION_MAIL_INTERVAL = env.int("EMAIL_VERIFICATION_MAIL_INTERVAL", default=60)
+EMAIL_VERIFICATION_MAIL_INTERVAL_SECONDS = env_renamed(
+    "EMAIL_VERIFICATION_MAIL_INTERVAL_SECONDS", "EMAIL_VERIFICATION_MAIL_INTERVAL", int, 60
+)
 # A front-end page for the verification mail's link, e.g. "https://app.example.com/verify#{token}"; empty:
 # the mail carries the token and the API call to make.
 EMAIL_VERIFICATION_LINK = env.str("EMAIL_VERIFICATION_LINK", default="")

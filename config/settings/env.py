@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -51,6 +51,16 @@ def env_records(name: str, fields: tuple[tuple[str, Callable[[str], Any]], ...],
         except (ValueError, ArithmeticError) as exc:
             raise ImproperlyConfigured(f"{name}: {item!r} is not {':'.join(key for key, _ in fields)}") from exc
     return records
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def env_renamed(new: str, old: str, cast: type[_Number], default: _Number) -> _Number:
+    """A variable renamed to carry its unit: `new`, else `old`, its previous name, which keeps working for one
+    release (docs/operations.md#renamed-settings). The new name wins when both are set."""
+    name = old if old in env.ENVIRON and new not in env.ENVIRON else new
+    return env.get_value(name, cast=cast, default=default)
 
 
 # The shared Redis (cache, rate-limit counters, broker) when set; `make run` needs none.

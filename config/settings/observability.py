@@ -3,7 +3,7 @@ how often readiness is checked."""
 
 from __future__ import annotations
 
-from config.settings.env import env
+from config.settings.env import env, env_renamed
 
 # Prometheus (core.ops.metrics): on when PROMETHEUS_MULTIPROC_DIR is set, as scripts/serve.sh does per role when
 # METRICS_PORT is set. The exporters listen on METRICS_HOST: METRICS_PORT (web) and METRICS_WORKER_PORT
@@ -17,7 +17,7 @@ METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # Readiness (`GET /health`, core.ops.health): each process runs the checks at most once per this many seconds
 # and answers its last result in between, so a flood of probes costs no cache writes or broker connections.
 # 0 checks on every probe.
-HEALTH_CHECK_INTERVAL = env.float("HEALTH_CHECK_INTERVAL", default=1.0)
+HEALTH_CHECK_INTERVAL_SECONDS = env_renamed("HEALTH_CHECK_INTERVAL_SECONDS", "HEALTH_CHECK_INTERVAL", float, 1.0)
 
 # OpenTelemetry (core.ops.observability): traces over OTLP http/protobuf when the endpoint is set.
 OTEL_EXPORTER_OTLP_ENDPOINT = env.str("OTEL_EXPORTER_OTLP_ENDPOINT", default="")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from config.settings.env import env, env_choice
+from config.settings.env import env, env_choice, env_renamed
 
 PAYMENTS_PROVIDER = env_choice("PAYMENTS_PROVIDER", ("local", "stripe"), "local")
 # `manage.py check --deploy` (run by `make serve`) refuses the local provider, which settles payments
@@ -49,7 +49,8 @@ LLM_PROVIDER = env_choice("LLM_PROVIDER", ("local", "openai"), "local")
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
 OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
-OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per attempt, all of it (not per read)
+# Per attempt, all of it (not per read).
+OPENAI_TIMEOUT_SECONDS = env_renamed("OPENAI_TIMEOUT_SECONDS", "OPENAI_TIMEOUT", float, 60.0)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=3)  # on 429/5xx and network errors, with backoff
 SCRAPER_PROVIDER = env_choice("SCRAPER_PROVIDER", ("local", "brightdata"), "local")
 BRIGHTDATA_API_TOKEN = env.str("BRIGHTDATA_API_TOKEN", default="")

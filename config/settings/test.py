@@ -61,4 +61,4 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"  # mail.outbox
 EARNING_HOLD_DAYS = env.int("EARNING_HOLD_DAYS", default=0)
 # Tests change what /health checks between calls in one process: no remembered result (tests/core/test_health.py
 # turns it on where it tests it).
-HEALTH_CHECK_INTERVAL = 0
+HEALTH_CHECK_INTERVAL_SECONDS = 0

@@ -42,6 +42,6 @@ class HealthView(ApiView):
             return Response({"status": "ok", "checks": dict.fromkeys(CHECKS, "skipped")})
         if draining():
             return Response({"status": "error", "checks": dict.fromkeys(CHECKS, "error: draining")}, status=503)
-        checks = readiness()  # remembered for HEALTH_CHECK_INTERVAL: a flood of probes is not one of checks
+        checks = readiness()  # remembered for HEALTH_CHECK_INTERVAL_SECONDS: a flood of probes is not one of checks
         healthy = all(result == "ok" for result in checks.values())
         return Response({"status": "ok" if healthy else "error", "checks": checks}, status=200 if healthy else 503)

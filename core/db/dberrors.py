@@ -4,7 +4,7 @@
   write lock stayed taken past the busy timeout (`database is locked`); on PostgreSQL a deadlock, a
   serialisation failure, a lock or statement timeout.
 - `database_unavailable`: the database cannot be reached: PostgreSQL restarting or down (connection
-  refused, reset, timed out after DATABASE_CONNECT_TIMEOUT, "the database system is starting up"),
+  refused, reset, timed out after DATABASE_CONNECT_TIMEOUT_SECONDS, "the database system is starting up"),
   or a connection that broke mid-request.
 
 Either way the request changed nothing: every service writes inside one transaction, which the

@@ -3,7 +3,7 @@
 `/health` is public and not rate limited (load balancers probe it), so a flood of it must not become a
 flood of cache writes and broker connections. `readiness()` keeps the last result per process:
 
-- the checks run at most once per HEALTH_CHECK_INTERVAL seconds in a process (0: on every call);
+- the checks run at most once per HEALTH_CHECK_INTERVAL_SECONDS in a process (0: on every call);
 - at most one call runs them at a time; a call that finds them running answers the last result at once
   rather than wait or check too (only the process's first calls, with no result yet, wait for one);
 - a result is never answered past its interval unless a check is running, so after a dependency changes
@@ -79,9 +79,9 @@ _running = threading.Lock()
 
 
 def readiness() -> dict[str, str]:
-    """run_checks(), remembered for HEALTH_CHECK_INTERVAL seconds in this process (see the module's docstring)."""
+    """run_checks(), remembered for HEALTH_CHECK_INTERVAL_SECONDS in this process (see the module's docstring)."""
     global _last
-    interval = settings.HEALTH_CHECK_INTERVAL
+    interval = settings.HEALTH_CHECK_INTERVAL_SECONDS
     if interval <= 0:
         return run_checks()
     last = _last

@@ -7,11 +7,11 @@ peeking at its first byte (0x16 opens every TLS handshake) in the connection's o
 
 No client can hold the server (see docs/operations.md#the-local-https-server):
 
-- a request's line and headers must arrive within SERVE_TLS_HEADER_TIMEOUT seconds of its first byte
+- a request's line and headers must arrive within SERVE_TLS_HEADER_TIMEOUT_SECONDS of its first byte
   (and a new connection's first byte, TLS handshake included, within that time too), its body within
-  SERVE_TLS_BODY_TIMEOUT seconds after them: deadlines for the whole, not per read, so dripping a
+  SERVE_TLS_BODY_TIMEOUT_SECONDS after them: deadlines for the whole, not per read, so dripping a
   byte now and then does not help;
-- a kept-alive connection idle for SERVE_TLS_KEEPALIVE_TIMEOUT seconds is closed;
+- a kept-alive connection idle for SERVE_TLS_KEEPALIVE_TIMEOUT_SECONDS is closed;
 - at most SERVE_TLS_MAX_THREADS connections are served at once. Past that a few more threads
   (OVERFLOW_THREADS) answer 503 `server_busy` in the API's error shape with `Retry-After`; past those
   too, a connection is closed at once.
@@ -154,10 +154,12 @@ class DualProtocolWSGIServer(ThreadedWSGIServer):
         **kwargs,
     ):
         self.ssl_context = ssl_context
-        self.header_timeout = header_timeout if header_timeout is not None else settings.SERVE_TLS_HEADER_TIMEOUT
-        self.body_timeout = body_timeout if body_timeout is not None else settings.SERVE_TLS_BODY_TIMEOUT
+        self.header_timeout = (
+            header_timeout if header_timeout is not None else settings.SERVE_TLS_HEADER_TIMEOUT_SECONDS
+        )
+        self.body_timeout = body_timeout if body_timeout is not None else settings.SERVE_TLS_BODY_TIMEOUT_SECONDS
         self.keepalive_timeout = (
-            keepalive_timeout if keepalive_timeout is not None else settings.SERVE_TLS_KEEPALIVE_TIMEOUT
+            keepalive_timeout if keepalive_timeout is not None else settings.SERVE_TLS_KEEPALIVE_TIMEOUT_SECONDS
         )
         self._slots = threading.BoundedSemaphore(max_threads or settings.SERVE_TLS_MAX_THREADS)
         self._overflow = threading.BoundedSemaphore(max(overflow_threads, 1))

@@ -280,7 +280,7 @@ def delivery_retry(*, task_id: UUID, user=None, now=None) -> Delivery:
     """Retry the dispatch (docs/decisions.md#states): the poster or the winning agent's owner (`user=None`: staff).
 
     202 material when the delivery is pending or failed, or dispatched and stuck past
-    DELIVERY_STUCK_AFTER; otherwise InvalidState (409). A new attempt is queued under the claim.
+    DELIVERY_STUCK_AFTER_SECONDS; otherwise InvalidState (409). A new attempt is queued under the claim.
     """
     now = now or timezone.now()
     rows = Delivery.objects.filter(task_id=task_id)
@@ -300,4 +300,4 @@ def delivery_retry(*, task_id: UUID, user=None, now=None) -> Delivery:
 
 
 def _minutes() -> int:
-    return int(settings.DELIVERY_STUCK_AFTER.total_seconds() // 60)
+    return settings.DELIVERY_STUCK_AFTER_SECONDS // 60

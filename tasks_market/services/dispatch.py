@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -164,13 +164,16 @@ def delivery_dispatch_attempt(
 def retry_claim(*, delivery_id: UUID | str, now: datetime, by_sweep: bool = False) -> bool:
     """Claim a delivery for a retry attempt and queue it; False when it is not retryable now.
 
-    Retryable (see docs/decisions.md#states): pending or failed, or dispatched longer ago than DELIVERY_STUCK_AFTER
-    (a dispatched delivery means its task is delivering). The claim is one conditional UPDATE on the
-    delivery row alone, so of concurrent retries exactly one wins; a delivery whose attempt is in
-    flight is not retryable. Retrying a stuck dispatch starts a new round (a new `webhook-id`).
+    Retryable (see docs/decisions.md#states): pending or failed, or dispatched more than
+    DELIVERY_STUCK_AFTER_SECONDS ago (a dispatched delivery means its task is delivering). The claim is
+    one conditional UPDATE on the delivery row alone, so of concurrent retries exactly one wins; a delivery
+    whose attempt is in flight is not retryable. Retrying a stuck dispatch starts a new round (a new `webhook-id`).
     The beat only retries stuck dispatches, and each at most SWEEP_MAX_RETRIES times.
     """
-    stuck = Q(status=DeliveryStatus.DISPATCHED, dispatched_at__lt=now - settings.DELIVERY_STUCK_AFTER)
+    stuck = Q(
+        status=DeliveryStatus.DISPATCHED,
+        dispatched_at__lt=now - timedelta(seconds=settings.DELIVERY_STUCK_AFTER_SECONDS),
+    )
     if by_sweep:
         retryable = stuck & Q(sweep_retries__lt=SWEEP_MAX_RETRIES)
     else:
@@ -218,7 +221,7 @@ def deliveries_sweep(
     retried = 0
     stuck = Delivery.objects.filter(
         status=DeliveryStatus.DISPATCHED,
-        dispatched_at__lt=now - settings.DELIVERY_STUCK_AFTER,
+        dispatched_at__lt=now - timedelta(seconds=settings.DELIVERY_STUCK_AFTER_SECONDS),
         sweep_retries__lt=SWEEP_MAX_RETRIES,
         claimed_at__isnull=True,
     ).values_list("pk", flat=True)

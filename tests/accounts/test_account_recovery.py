@@ -377,7 +377,7 @@ def test_the_review_on_me_ends_after_its_period(alice, alice_api):
 def test_a_newer_reset_mail_makes_the_older_token_worthless(
     alice, api, mailoutbox, django_capture_on_commit_callbacks, settings
 ):
-    settings.PASSWORD_RESET_MAIL_INTERVAL = 0
+    settings.PASSWORD_RESET_MAIL_INTERVAL_SECONDS = 0
     older = _reset_token(api, mailoutbox, django_capture_on_commit_callbacks)
     newer = _reset_token(api, mailoutbox, django_capture_on_commit_callbacks)
     assert older != newer

@@ -112,7 +112,7 @@ def test_it_refuses_bad_expired_and_other_accounts_tokens(
         assert response.status_code == 422, bad
         assert [e["loc"] for e in response.json()["detail"]] == [["body", "token"]]
 
-    settings.EMAIL_VERIFICATION_TIMEOUT = -1
+    settings.EMAIL_VERIFICATION_TIMEOUT_SECONDS = -1
     assert session.post(VERIFY, {"token": token}).status_code == 422
     user.refresh_from_db()
     assert not user.email_verified
@@ -161,7 +161,7 @@ def test_resend_mails_again_at_most_once_a_minute_and_not_when_verified(
     assert 1 <= int(soon["Retry-After"]) <= 60
     assert len(mailoutbox) == 1
 
-    settings.EMAIL_VERIFICATION_MAIL_INTERVAL = 0  # as if the minute had passed
+    settings.EMAIL_VERIFICATION_MAIL_INTERVAL_SECONDS = 0  # as if the minute had passed
     with django_capture_on_commit_callbacks(execute=True):
         resent = session.post(RESEND)
 

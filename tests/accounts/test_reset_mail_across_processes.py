@@ -1,4 +1,4 @@
-"""One reset mail per account per PASSWORD_RESET_MAIL_INTERVAL holds across processes: the mark is a
+"""One reset mail per account per PASSWORD_RESET_MAIL_INTERVAL_SECONDS holds across processes: the mark is a
 `cache.add` in the shared cache (Redis), not a memory of one Celery child
 (docs/decisions.md#identity-and-authentication). Two forked processes, as two prefork children of a
 worker or two worker nodes, run the task at once."""

@@ -94,7 +94,7 @@ def fake_openai(settings) -> Iterator[ThreadingHTTPServer]:
         settings.OPENAI_API_KEY = "sk-test-key"
         settings.OPENAI_BASE_URL = f"http://127.0.0.1:{server.server_address[1]}/v1"
         settings.OPENAI_MAX_RETRIES = 0
-        settings.OPENAI_TIMEOUT = 5.0
+        settings.OPENAI_TIMEOUT_SECONDS = 5.0
         yield server
 
 

@@ -3,7 +3,7 @@ looks like from outside, through the real middleware and exception handlers.
 
 The file is `settings.LOCKED_SQLITE_PATH`; the connection is opened with the embedded default's
 options (config/settings/base.py) and a short busy timeout, so the write fails as it does in
-`make run` when the write lock stays taken past DATABASE_BUSY_TIMEOUT.
+`make run` when the write lock stays taken past DATABASE_BUSY_TIMEOUT_SECONDS.
 """
 
 from __future__ import annotations

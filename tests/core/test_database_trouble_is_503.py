@@ -179,7 +179,7 @@ def silent_server():
 
 
 def test_postgresql_has_a_connect_timeout():
-    assert settings.DATABASES["default"]["OPTIONS"]["connect_timeout"] == settings.DATABASE_CONNECT_TIMEOUT == 5
+    assert settings.DATABASES["default"]["OPTIONS"]["connect_timeout"] == settings.DATABASE_CONNECT_TIMEOUT_SECONDS == 5
 
 
 @pytest.mark.django_db(transaction=True)

@@ -71,7 +71,7 @@ def test_an_unknown_probe_is_422(api):
 @pytest.fixture
 def remembered(settings):
     """Readiness remembered as in production (config.settings.test turns it off), from a clean slate."""
-    settings.HEALTH_CHECK_INTERVAL = 1.0
+    settings.HEALTH_CHECK_INTERVAL_SECONDS = 1.0
     health.readiness_forget()
     yield
     health.readiness_forget()
@@ -84,7 +84,7 @@ def test_a_result_is_answered_again_within_its_interval_only(api, settings, reme
     }
 
     assert api.get("/health").status_code == 200  # remembered: the cache was not touched
-    time.sleep(settings.HEALTH_CHECK_INTERVAL)
+    time.sleep(settings.HEALTH_CHECK_INTERVAL_SECONDS)
     assert api.get("/health").status_code == 503
 
 
@@ -100,7 +100,7 @@ def test_while_one_probe_checks_the_others_answer_the_last_result_at_once(monkey
 
     monkeypatch.setattr(health, "CHECKS", {"broker": broker})
     assert health.readiness() == {"broker": "ok"}
-    time.sleep(settings.HEALTH_CHECK_INTERVAL)  # past the interval: the next probe checks again
+    time.sleep(settings.HEALTH_CHECK_INTERVAL_SECONDS)  # past the interval: the next probe checks again
     checking = threading.Thread(target=lambda: answers.append(health.readiness()))
     checking.start()
     assert running.wait(timeout=30)

@@ -6,7 +6,7 @@
   that the web node kill drill can kill a node at that moment.
 - A dead worker's unacknowledged message comes back after 8 s instead of an hour (looked for every
   second), so the redelivery to the other node can be watched; the slow task runs well inside that.
-Beat's lock timings come from the environment (BEAT_LOCK_TIMEOUT, BEAT_MAX_INTERVAL), as in production.
+Beat's lock timings come from the environment (BEAT_LOCK_TIMEOUT_SECONDS, BEAT_MAX_INTERVAL_SECONDS), as in production.
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ def test_serve_roles_web_starts_no_worker_nor_beat_and_migrates_nothing(tmp_path
 
 def _supervise(tmp_path: Path, *children: str, **env: str) -> subprocess.Popen:
     log = (tmp_path / "supervise.log").open("wb")
-    full_env = {**os.environ, "VAR_DIR": str(tmp_path), "SUPERVISE_STOP_TIMEOUT": "1", **env}
+    full_env = {**os.environ, "VAR_DIR": str(tmp_path), "SUPERVISE_STOP_TIMEOUT_SECONDS": "1", **env}
     return subprocess.Popen(
         [PYTHON, str(ROOT / "scripts" / "supervise.py"), *children],
         env=full_env,

@@ -345,7 +345,11 @@ def test_the_standby_beat_takes_over_when_the_active_one_is_killed(cluster, requ
     gaps = [b[0] - a[0] for a, b in itertools.pairwise(runs)]
     origins = [origin for _, origin, _ in runs]
     switches = sum(1 for a, b in itertools.pairwise(origins) if a != b)
-    bound = int(multinode.TEST_BEAT["BEAT_LOCK_TIMEOUT"]) + 2 * int(multinode.TEST_BEAT["BEAT_MAX_INTERVAL"]) + 1
+    bound = (
+        int(multinode.TEST_BEAT["BEAT_LOCK_TIMEOUT_SECONDS"])
+        + 2 * int(multinode.TEST_BEAT["BEAT_MAX_INTERVAL_SECONDS"])
+        + 1
+    )
     scenario_line(
         request,
         "beat_failover",

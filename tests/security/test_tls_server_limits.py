@@ -157,9 +157,9 @@ def test_the_number_of_threads_is_bounded(tmp_path):
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("SERVE_TLS_HEADER_TIMEOUT", 10),
-        ("SERVE_TLS_BODY_TIMEOUT", 30),
-        ("SERVE_TLS_KEEPALIVE_TIMEOUT", 5),
+        ("SERVE_TLS_HEADER_TIMEOUT_SECONDS", 10),
+        ("SERVE_TLS_BODY_TIMEOUT_SECONDS", 30),
+        ("SERVE_TLS_KEEPALIVE_TIMEOUT_SECONDS", 5),
         ("SERVE_TLS_MAX_THREADS", 64),
     ],
 )

@@ -74,7 +74,7 @@ class DeliveryRetryView(ApiView):
         summary="Retry a failed or stuck delivery",
         description=(
             "For the poster and the winning agent's owner. Allowed when the delivery is `pending` or `failed`, "
-            "or `dispatched` longer than DELIVERY_STUCK_AFTER (30 min) ago while the task is `delivering`: "
+            "or `dispatched` longer than DELIVERY_STUCK_AFTER_SECONDS (30 min) ago while the task is `delivering`: "
             "202 with the delivery, a new dispatch attempt queued. Otherwise (including while an attempt is "
             "in flight) 409 `invalid_state`. Of concurrent retries one queues an attempt."
         ),
