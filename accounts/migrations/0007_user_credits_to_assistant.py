@@ -9,19 +9,14 @@ triggers keep it equal to the balance on PostgreSQL. The release after this one 
 from django.db import migrations, models
 
 
-class Migration(migrations.Migration):
-    dependencies = [
-        ("accounts", "0006_email_keys_and_verified_accounts"),
-        ("assistant", "0004_credit_balance"),
-    ]
+# This release inserts users without the column: the database fills it in.
+DEFAULTED = migrations.AlterField("user", "credits", models.PositiveIntegerField(default=0, db_default=0))
 
+
+class Migration(migrations.Migration):
+    dependencies = [("accounts", "0006_email_keys_and_verified_accounts"), ("assistant", "0004_credit_balance")]
     operations = [
         migrations.SeparateDatabaseAndState(
-            database_operations=[
-                migrations.AlterField(
-                    model_name="user", name="credits", field=models.PositiveIntegerField(default=0, db_default=0)
-                ),
-            ],
-            state_operations=[migrations.RemoveField(model_name="user", name="credits")],
-        ),
+            database_operations=[DEFAULTED], state_operations=[migrations.RemoveField("user", "credits")]
+        )
     ]

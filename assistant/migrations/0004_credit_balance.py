@@ -61,29 +61,20 @@ def sync_back(apps, schema_editor):
         schema_editor.execute(PG_SYNC_BACK, params=None)
 
 
+# The balance's key is its user: one row per account, gone with it.
+BALANCE_USER = models.OneToOneField(
+    on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name="credit_balance", serialize=False,
+    to=settings.AUTH_USER_MODEL,
+)  # fmt: skip
+
+
 class Migration(migrations.Migration):
-    dependencies = [
-        ("assistant", "0003_list_order_indexes"),
-        ("accounts", "0006_email_keys_and_verified_accounts"),
-        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
-    ]
+    # accounts' last migration, which is the user model's (AUTH_USER_MODEL) too.
+    dependencies = [("assistant", "0003_list_order_indexes"), ("accounts", "0006_email_keys_and_verified_accounts")]
 
     operations = [
         migrations.CreateModel(
-            name="CreditBalance",
-            fields=[
-                (
-                    "user",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        primary_key=True,
-                        related_name="credit_balance",
-                        serialize=False,
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                ("credits", models.PositiveIntegerField(default=0)),
-            ],
+            name="CreditBalance", fields=[("user", BALANCE_USER), ("credits", models.PositiveIntegerField(default=0))]
         ),
         migrations.RunSQL(COPY, migrations.RunSQL.noop),
         migrations.RunPython(sync, sync_back),
