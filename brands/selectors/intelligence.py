@@ -61,12 +61,16 @@ def _groups(brand: Brand) -> QuerySet[TrackedGroup]:
 
 def group_view(group: TrackedGroup, module: str | None) -> GroupView:
     """Members as `module` sees them: its fork when it has one; the shared membership when the
-    module is shared (or none is asked for); nobody when the group does not extend to it."""
-    forked = module is not None and any(f.module == module for f in group.forks.all())
-    if forked:
-        scope = module
-    elif module is None or module in group.shared_modules:
-        scope = SHARED
+    module is shared (or none is asked for); nobody when the group does not extend to it. `forked`: whether
+    `module` has its own membership; without a module, whether any module has (a PATCH that forked one
+    says so whichever view it asks for: docs/decisions.md#domain-rules)."""
+    forks = {f.module for f in group.forks.all()}
+    if module is None:
+        scope, forked = SHARED, bool(forks)
+    elif module in forks:
+        scope, forked = module, True
+    elif module in group.shared_modules:
+        scope, forked = SHARED, False
     else:
         return GroupView(group, module, False, [])
     members = [Member.of(m) for m in group.memberships.all() if m.module == scope]

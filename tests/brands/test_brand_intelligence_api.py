@@ -122,6 +122,21 @@ def test_removing_seo_forks_it_with_todays_members(alice_api, brand):
     assert paid["forked"] is False
 
 
+def test_a_patch_that_forks_a_module_says_forked_without_a_module_query(alice_api, brand):
+    """`forked` becomes true when a module is removed, whichever view the PATCH asks for; the shared view
+    says so as long as any module is forked, and false again once none is."""
+    group = create_group(alice_api, brand, shared_modules=["seo", "paid_media"])
+    detail = groups_url(brand, f"/{group['id']}")
+
+    patched = alice_api.patch(detail, {"shared_modules": ["paid_media"]}).json()
+    shared = alice_api.get(detail).json()
+    rejoined = alice_api.patch(detail, {"shared_modules": ["paid_media", "seo"]}).json()
+
+    assert (patched["module"], patched["forked"], patched["forked_modules"]) == (None, True, ["seo"])
+    assert (shared["forked"], shared["forked_modules"]) == (True, ["seo"])
+    assert (rejoined["forked"], rejoined["forked_modules"]) == (False, [])
+
+
 def test_adding_a_module_back_ends_its_fork(alice_api, brand):
     a, c = AdvertiserFactory(name="A"), AdvertiserFactory(name="C")
     group = create_group(alice_api, brand, shared_modules=["seo"], advertiser_ids=[str(a.id)])

@@ -92,7 +92,9 @@ class TrackedGroupSerializer(serializers.Serializer):
         allow_null=True,
         help_text="The module whose view of the group this is (the `module` query), or null.",
     )
-    forked = serializers.BooleanField(help_text="Whether `module` has its own (forked) membership.")
+    forked = serializers.BooleanField(
+        help_text="Whether `module` has its own (forked) membership; without `module`, whether any module has."
+    )
     forked_modules = serializers.ListField(
         child=serializers.ChoiceField(choices=ResearchModule.choices), help_text="Every forked module."
     )
