@@ -15,7 +15,7 @@ from brands.models import Brand, BrandKit
 from brands.selectors.brands import brand_of, kit_of
 from brands.services.research import audit_modules, audits_queue
 from core.http.errors import InputRejected, NotFound
-from teams.models import Team
+from teams.models import Team, TeamStatus
 
 BRAND_FIELDS = ("name", "website_url", "domain", "industry", "description", "country", "social_links")
 KIT_FIELDS = (
@@ -112,6 +112,10 @@ def brand_kit_update(*, owner, kit_id: UUID, changes: dict[str, Any]) -> BrandKi
     return kit
 
 
+# A team in these states does no work, so linking it starts no audit (docs/decisions.md#domain-rules).
+IDLE_TEAM_STATUSES = (TeamStatus.PAUSED, TeamStatus.CANCELLED)
+
+
 @dataclass(frozen=True)
 class LinkResult:
     kit: BrandKit
@@ -123,7 +127,8 @@ class LinkResult:
 def brand_kit_link_team(*, owner, kit_id: UUID, team_id: UUID) -> LinkResult:
     """Link the kit to the team (one kit per team, one team per kit), then, once committed, start
     the default audits and the team's declared ones (`config.audits`). The audits are queued on
-    commit; one that cannot start is logged and skipped and never fails this call."""
+    commit; one that cannot start is logged and skipped and never fails this call. A team that is not
+    working (paused or cancelled) is linked but starts no audit: `audits` is empty."""
     kit = kit_of(owner, kit_id, lock=True)
     team = Team.objects.select_for_update().filter(id=team_id, owner=owner).first()
     if team is None:
@@ -141,6 +146,8 @@ def brand_kit_link_team(*, owner, kit_id: UUID, team_id: UUID) -> LinkResult:
         brand_kit_id=kit.id, brand_id=kit.brand_id, brand_name=kit.brand.name, updated_at=now
     )
     team.refresh_from_db()
+    if team.status in IDLE_TEAM_STATUSES:
+        return LinkResult(kit=kit, team=team, audits=[])
     config = team.config if isinstance(team.config, dict) else {}
     audits = audit_modules(brand=kit.brand, declared=config.get("audits"))
     audits_queue(brand=kit.brand, modules=audits)

@@ -78,6 +78,21 @@ def test_link_sets_the_team_and_answers_with_the_audits(
     assert len([c for c in callbacks if "_stale" not in c.__qualname__]) == 1
 
 
+@pytest.mark.parametrize("status", ["paused", "cancelled"])
+def test_a_team_that_does_no_work_is_linked_but_starts_no_audit(
+    alice_api, alice, brand, kit, status, django_capture_on_commit_callbacks
+):
+    team = make_team(alice, status=status, config={"audits": ["seo"]})
+
+    with django_capture_on_commit_callbacks(execute=False):
+        response = link(alice_api, kit, team)
+
+    assert response.status_code == 200, response.content
+    assert (response.json()["linked"], response.json()["audits"]) == (True, [])
+    assert BrandKit.objects.get(id=kit.id).team_id == team.id
+    assert statuses(brand) == {}
+
+
 def test_with_a_running_worker_the_audits_complete_and_write_artifacts(
     alice_api, alice, brand, kit, django_capture_on_commit_callbacks
 ):

@@ -124,7 +124,8 @@ class LinkTeamSerializer(serializers.Serializer):
         child=serializers.ChoiceField(choices=ResearchModule.choices),
         help_text="The audits started: the defaults (brand_classification, competitors, and website when the "
         "brand has a website URL) plus the modules named in the team's config.audits. One that cannot start "
-        "is logged and skipped; its research item keeps its previous status.",
+        "is logged and skipped; its research item keeps its previous status. Empty for a paused or cancelled "
+        "team, which does no work.",
     )
 
 
