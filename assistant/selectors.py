@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from accounts.models import User
 from assistant.models import AssistantMessage, CreditBalance, CreditTransaction
-from core.api.pagination import page
 
 
-def assistant_messages_page(*, user: User, limit: int, offset: int) -> tuple[list[AssistantMessage], int, bool]:
-    """The user's conversation, newest first. Two queries whatever the page size; none of it if no assistant."""
-    messages = AssistantMessage.objects.filter(assistant__user=user).order_by("-created_at", "-id")
-    return page(messages, limit=limit, offset=offset)
+def assistant_messages(*, user: User) -> QuerySet[AssistantMessage]:
+    """The user's conversation, newest first (keyset-paged on this order)."""
+    return AssistantMessage.objects.filter(assistant__user=user).order_by("-created_at", "-id")
 
 
 def credit_balance(*, user: User) -> int:

@@ -48,6 +48,9 @@ class ConversationSerializer(serializers.Serializer):
     messages = AssistantMessageSerializer(many=True, help_text="Newest first.")
     has_more = serializers.BooleanField()
     total = serializers.IntegerField()
+    next_cursor = serializers.CharField(
+        allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page."
+    )
 
 
 # --- AllModelChat ------------------------------------------------------------------------------------

@@ -72,16 +72,18 @@ class AssistantConversationsView(ApiView):
         operation_id="assistant_conversations",
         summary="Your conversation with the assistant, newest first",
         description=(
-            "The messages of your one conversation (yours and the assistant's), paged, with `total` and `has_more`."
+            "The messages of your one conversation (yours and the assistant's), paged by `offset` or by `cursor` "
+            "(the previous page's `next_cursor`), with `total` and `has_more`."
         ),
         tags=["assistant"],
-        parameters=[OffsetPageQuery],
+        parameters=[PageQuery],
         responses=ConversationSerializer,
     )
     def get(self, request):
-        params = self.query(OffsetPageQuery)
-        rows, total, has_more = selectors.assistant_messages_page(user=request.user, **params)
-        return Response(ConversationSerializer({"messages": rows, "total": total, "has_more": has_more}).data)
+        params = self.query(PageQuery)
+        page = keyset_page(selectors.assistant_messages(user=request.user), **params)
+        body = {"messages": page.rows, "total": page.total, "has_more": page.has_more, "next_cursor": page.next_cursor}
+        return Response(ConversationSerializer(body).data)
 
 
 class AssistantMeView(ApiView):

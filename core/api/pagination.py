@@ -75,6 +75,31 @@ def keyset_page(
     return Page(rows, total, has_more, encode_cursor(rows[-1], order) if has_more and rows else None)
 
 
+def keyset_rows(
+    queryset: QuerySet, *, limit: int, offset: int = 0, cursor: str | None = None
+) -> tuple[list, str | None]:
+    """One page of an ordered queryset for a list answered as a bare array (no total): its rows and the cursor
+    of the page after it, None on the last (docs/decisions.md#lists). One query: a row past the page says
+    whether there is one."""
+    order = keyset_order(queryset)
+    after = decode_cursor(cursor, order, queryset.model, offset=offset)
+    if after is not None:
+        queryset, offset = keyset_after(queryset, order, after), 0
+    rows = list(queryset[offset : offset + limit + 1])
+    return rows[:limit], encode_cursor(rows[limit - 1], order) if len(rows) > limit else None
+
+
+def next_page_link(request, cursor: str | None) -> str | None:
+    """The `Link` header of a bare-array page (RFC 8288, as GitHub's API pages): the same request with the next
+    page's `cursor` and no `offset`; None on the last page."""
+    if cursor is None:
+        return None
+    query = request.GET.copy()
+    query.pop("offset", None)
+    query["cursor"] = cursor
+    return f'<{request.build_absolute_uri(request.path)}?{query.urlencode()}>; rel="next"'
+
+
 @cache
 def envelope(item_serializer: type[serializers.Serializer]) -> type[serializers.Serializer]:
     """A named `<Item>Page` serializer for the schema and for rendering."""

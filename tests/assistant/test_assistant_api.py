@@ -70,8 +70,35 @@ def test_paging_45_messages_by_20(alice_api, alice):
     assert [m["id"] for p in pages for m in p["messages"]] == newest_first
 
     assert alice_api.delete(ME).status_code == 204
-    assert alice_api.get(CONVERSATIONS).json() == {"messages": [], "has_more": False, "total": 0}
+    assert alice_api.get(CONVERSATIONS).json() == {"messages": [], "has_more": False, "total": 0, "next_cursor": None}
     assert not AssistantMessage.objects.filter(assistant__user=alice).exists()
+
+
+def test_a_cursor_pages_through_the_conversation_to_its_end(alice_api, alice):
+    """A generic client follows `next_cursor` until it is null: each page is the one after the last, and the
+    pages hold every message once (a cursor the list ignored would loop on page 1 forever)."""
+    created = AssistantMessageFactory.create_batch(45, assistant=AssistantFactory(user=alice))
+    seen, cursor, pages = [], None, 0
+    while True:
+        body = alice_api.get(CONVERSATIONS, {"limit": 20, **({"cursor": cursor} if cursor else {})}).json()
+        seen += [m["id"] for m in body["messages"]]
+        pages += 1
+        assert body["total"] == 45 and body["has_more"] is (body["next_cursor"] is not None)
+        cursor = body["next_cursor"]
+        if cursor is None:
+            break
+    assert (pages, seen) == (3, [str(m.id) for m in reversed(created)])
+
+
+@pytest.mark.parametrize(
+    ("params", "loc"),
+    [({"cursor": "not-a-cursor"}, ["query", "cursor"]), ({"cursor": "WyJ4Il0", "offset": 5}, ["query", "offset"])],
+)
+def test_a_cursor_not_of_this_list_or_with_an_offset_is_422(alice_api, alice, params, loc):
+    response = alice_api.get(CONVERSATIONS, params)
+
+    assert response.status_code == 422
+    assert [e["loc"] for e in response.json()["detail"]] == [loc]
 
 
 def test_default_page_is_20(alice_api, alice):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from datetime import timedelta
 
@@ -312,6 +313,36 @@ def test_list_is_a_bare_array_filtered_and_paged(alice_api, brand):
     assert ids(limit=1, offset=1) == [facebook["id"]]
     assert alice_api.get(list_url, {"limit": 201}).status_code == 422
     assert alice_api.get(list_url, {"limit": 0}).status_code == 422
+
+
+def test_the_link_header_pages_through_the_list_to_its_end(alice_api, brand):
+    """A bare array pages by `Link: <...>; rel="next"` (a cursor the list ignored would loop on page 1
+    forever); the filters travel with it, and the last page has none."""
+    made = [create(alice_api, brand, creative_id=str(uuid.uuid4())) for _ in range(5)]
+    create(alice_api, brand, platform="facebook", preview={"width": None, "height": None})
+    url, seen, links = f"/api/v1/brands/{brand.id}/publications?platform=instagram&limit=2", [], []
+    while url:
+        response = alice_api.get(url)
+        assert response.status_code == 200, response.content
+        seen += [p["id"] for p in response.json()]
+        link = response.headers.get("Link")
+        links.append(link)
+        url = re.fullmatch(r'<(https?://[^/>]+/[^>]+)>; rel="next"', link)[1] if link else None
+
+    assert seen == [p["id"] for p in reversed(made)]
+    assert len(links) == 3 and links[-1] is None
+    assert all("platform=instagram" in link and "limit=2" in link for link in links[:-1])
+
+
+def test_a_publications_cursor_not_of_this_list_or_with_an_offset_is_422(alice_api, brand):
+    url = f"/api/v1/brands/{brand.id}/publications"
+
+    bad = alice_api.get(url, {"cursor": "not-a-cursor"})
+    combined = alice_api.get(url, {"cursor": "WyJ4Il0", "offset": 1})
+
+    assert (bad.status_code, combined.status_code) == (422, 422)
+    assert bad.json()["detail"][0]["loc"] == ["query", "cursor"]
+    assert combined.json()["detail"][0]["loc"] == ["query", "offset"]
 
 
 def test_list_uses_a_constant_number_of_queries(alice_api, brand):

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from brands.api.fields import OptionalTextField
 from brands.models import Publication, PublicationAction, PublicationPhase, PublicationPlatform
+from core.api.pagination import CURSOR_MAX_CHARS
 
 PREVIEW_KINDS = ["image", "video", "carousel"]
 PHASE_HELP = "Finer step inside the status. " + "; ".join(f"`{v}`: {label}" for v, label in PublicationPhase.choices)
@@ -126,3 +127,10 @@ class PublicationPageQuery(serializers.Serializer):
 
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+    cursor = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=CURSOR_MAX_CHARS,
+        help_text='The cursor of the `Link: <...>; rel="next"` header of the previous page: the page after it, at '
+        "the cost of the first. Not with a non-zero `offset`.",
+    )

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from brands.api.serializers.publications import PublicationCreateInput, PublicationPageQuery, PublicationSerializer
@@ -9,6 +9,7 @@ from brands.selectors.brands import brand_of
 from brands.selectors.publications import publications_of
 from brands.services import publications as services
 from core.api.filters import filtered, parameters
+from core.api.pagination import keyset_rows, next_page_link
 from core.api.schema import error_response
 from core.api.views import ApiView
 from core.http.access import Access
@@ -23,17 +24,34 @@ class BrandPublicationListView(ApiView):
     @extend_schema(
         operation_id="publications_list",
         summary="The brand's publications",
-        description="Newest first, filtered by the query. A bare array (limit 1-200, default 50; offset).",
+        description="Newest first, filtered by the query. A bare array (limit 1-200, default 50), paged by `offset` "
+        'or by `cursor`: a page with more after it carries `Link: <URL>; rel="next"`, the same query with the '
+        "next page's `cursor`; the last page has no `Link`.",
         tags=TAGS,
-        parameters=[parameters(PublicationFilter), PublicationPageQuery],
+        parameters=[
+            parameters(PublicationFilter),
+            PublicationPageQuery,
+            OpenApiParameter(
+                "Link",
+                str,
+                OpenApiParameter.HEADER,
+                response=[200],
+                description='The next page, `<URL>; rel="next"`; absent on the last page.',
+            ),
+        ],
         responses=PublicationSerializer(many=True),
     )
     def get(self, request, brand_id):
         params = self.query(PublicationFilter, PublicationPageQuery)
-        limit, offset = params["limit"], params["offset"]
         brand = brand_of(request.user, brand_id)
-        rows = filtered(PublicationFilter, publications_of(brand), params)[offset : offset + limit]
-        return Response(PublicationSerializer(rows, many=True).data)
+        rows, next_cursor = keyset_rows(
+            filtered(PublicationFilter, publications_of(brand), params),
+            limit=params["limit"],
+            offset=params["offset"],
+            cursor=params.get("cursor"),
+        )
+        link = next_page_link(request, next_cursor)
+        return Response(PublicationSerializer(rows, many=True).data, headers={"Link": link} if link else None)
 
     @extend_schema(
         operation_id="publications_create",
