@@ -99,6 +99,8 @@ class CreditTransaction(models.Model):
         IMAGE_GENERATION = "image_generation", "Image generation"
         IMAGE_REFUND = "image_refund", "Refund of a failed image generation"
         ADJUSTMENT = "adjustment", "Adjustment by staff"
+        ASSISTANT_MESSAGE = "assistant_message", "Assistant message"
+        ASSISTANT_REFUND = "assistant_refund", "Refund of a failed assistant reply"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credit_transactions")

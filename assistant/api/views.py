@@ -51,11 +51,18 @@ class AssistantMessagesView(ApiView):
         summary="Send a message to your assistant",
         description=(
             "Stores your message and the assistant's reply (your first message creates your assistant). "
-            "If the language model fails, nothing is stored."
+            "If the language model fails, nothing is stored. A message answered by a remote language model "
+            "costs `ASSISTANT_MESSAGE_CREDITS` credits (1 by default; the ledger's `assistant_message`), given "
+            "back if the model fails (`assistant_refund`); the local model is free."
         ),
         tags=["assistant"],
         request=AssistantMessageInput,
-        responses={201: AssistantExchangeSerializer, 502: LLM_FAILED, 503: LLM_UNAVAILABLE},
+        responses={
+            201: AssistantExchangeSerializer,
+            402: error_response("Not enough credits for a message (`insufficient_credits`); nothing was taken."),
+            502: LLM_FAILED,
+            503: LLM_UNAVAILABLE,
+        },
     )
     @idempotent
     def post(self, request):

@@ -39,6 +39,11 @@ PUBLICATION_REQUEUE_AFTER_SECONDS = env.int("PUBLICATION_REQUEUE_AFTER_SECONDS",
 SIGNUP_CREDITS = env.int("SIGNUP_CREDITS", default=10)
 if SIGNUP_CREDITS < 0:
     raise ImproperlyConfigured("SIGNUP_CREDITS cannot be negative")
+# Credits one assistant message costs when a remote language model answers it (LLM_PROVIDER=openai, which is
+# paid per call); the local model is free. Taken before the call, given back if the model fails.
+ASSISTANT_MESSAGE_CREDITS = env.int("ASSISTANT_MESSAGE_CREDITS", default=1)
+if ASSISTANT_MESSAGE_CREDITS < 0:
+    raise ImproperlyConfigured("ASSISTANT_MESSAGE_CREDITS cannot be negative")
 # Credit packs on sale (POST /api/v1/allmodelchat/credits/top-up), `id:credits:price:currency`. Parsed here;
 # the assistant app, which sells them, refuses packs it cannot sell when it starts (assistant.domain.credit_packs).
 CREDIT_PACKS = env_records(

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from assistant.models import Assistant, AssistantMessage
+from assistant.models import Assistant, AssistantMessage, CreditTransaction
 from tests.assistant.factories import AssistantFactory, AssistantMessageFactory
+from tests.brands.factories import BrandFactory
+from tests.support.credits import credits_of, credits_set
 
 pytestmark = pytest.mark.django_db
 
@@ -186,8 +190,9 @@ def test_bad_messages_are_422_and_store_nothing(alice_api, alice, body, loc, typ
     assert not Assistant.objects.filter(user=alice).exists()
 
 
-def test_a_failing_language_model_stores_nothing(alice_api, alice, settings, fake_openai):
+def test_a_failing_language_model_stores_nothing_and_gives_the_credits_back(alice_api, alice, settings, fake_openai):
     settings.LLM_PROVIDER = "openai"
+    credits_set(alice, 3)
     fake_openai.replies = [(500, {"error": {"message": "overloaded"}})]
 
     response = alice_api.post(MESSAGES, {"content": "hello"}, format="json")
@@ -195,10 +200,47 @@ def test_a_failing_language_model_stores_nothing(alice_api, alice, settings, fak
     assert response.status_code == 502
     assert response.json()["code"] == "provider_error"
     assert not Assistant.objects.filter(user=alice).exists()
+    charge, refund = CreditTransaction.objects.filter(user=alice).order_by("created_at", "kind")
+    assert (charge.kind, charge.delta, refund.kind, refund.delta) == ("assistant_message", -1, "assistant_refund", 1)
+    assert refund.reference == charge.reference and credits_of(alice) == 3
+
+
+def test_a_message_to_a_remote_model_costs_its_credits(alice_api, alice, settings, fake_openai):
+    settings.LLM_PROVIDER, settings.ASSISTANT_MESSAGE_CREDITS = "openai", 2
+    credits_set(alice, 5)
+    fake_openai.replies = [(200, {"model": "gpt-test", "choices": [{"message": {"content": "Answer."}}]})]
+
+    response = alice_api.post(MESSAGES, {"content": "hello"}, format="json")
+
+    assert response.status_code == 201, response.content
+    assert credits_of(alice) == 3
+    [charge] = CreditTransaction.objects.filter(user=alice)
+    assert (charge.kind, charge.delta, charge.balance_after) == ("assistant_message", -2, 3)
+
+
+def test_a_message_the_balance_cannot_pay_is_402_and_the_model_is_not_called(alice_api, alice, settings, fake_openai):
+    settings.LLM_PROVIDER, settings.ASSISTANT_MESSAGE_CREDITS = "openai", 2
+    credits_set(alice, 1)
+
+    response = alice_api.post(MESSAGES, {"content": "hello"}, format="json")
+
+    assert (response.status_code, response.json()["code"]) == (402, "insufficient_credits")
+    assert fake_openai.requests == []
+    assert credits_of(alice) == 1 and not CreditTransaction.objects.exists()
+    assert not Assistant.objects.filter(user=alice).exists()
+
+
+def test_a_message_to_the_local_model_is_free(alice_api, alice):
+    response = alice_api.post(MESSAGES, {"content": "hello"}, format="json")
+
+    assert response.status_code == 201
+    assert credits_of(alice) == 0 and not CreditTransaction.objects.exists()
 
 
 def test_the_openai_provider_gets_the_history_and_the_users_facts(alice_api, alice, settings, fake_openai):
     settings.LLM_PROVIDER = "openai"
+    credits_set(alice, 1)
+    BrandFactory(owner=alice, name="Acme", domain="acme.example", industry="Retail")
     AssistantMessageFactory(assistant=AssistantFactory(user=alice), role="user", content="earlier question")
     fake_openai.replies = [(200, {"model": "gpt-test", "choices": [{"message": {"content": "Remote answer."}}]})]
 
@@ -210,7 +252,9 @@ def test_the_openai_provider_gets_the_history_and_the_users_facts(alice_api, ali
     assert request["path"] == "/v1/chat/completions"
     assert request["authorization"] == "Bearer sk-test-key"
     sent = request["body"]["messages"]
-    assert sent[0]["role"] == "system" and "- name: alice@example.com" in sent[0]["content"]
+    assert sent[0]["role"] == "system" and "- brands: Acme (acme.example, Retail)" in sent[0]["content"]
+    # No personal data of the user's reaches the model: not the address, nor its local part.
+    assert "alice" not in json.dumps(request["body"]).casefold()
     assert sent[1:] == [{"role": "user", "content": "earlier question"}, {"role": "user", "content": "new question"}]
 
 

@@ -173,13 +173,13 @@ def test_local_chat_is_deterministic_says_so_and_uses_the_users_facts():
     assert "local-canvas-1 (1 credit)" in first.text
 
 
-def test_local_chat_greets_by_name_and_otherwise_reflects_the_message():
-    system = "Context:\n- name: bob@example.com"
+def test_local_chat_greets_for_the_users_brands_and_otherwise_reflects_the_message():
+    system = "Context:\n- brands: Acme (acme.example, retail)"
 
     hello = LocalLLM().complete(system=system, messages=[{"role": "user", "content": "Hello!"}])
     other = LocalLLM().complete(system=system, messages=[{"role": "user", "content": "Sustainable packaging ideas"}])
 
-    assert "Hello bob@example.com" in hello.text
+    assert "Hello! I can help you for Acme (acme.example, retail)" in hello.text
     assert "sustainable" in other.text and "packaging" in other.text
 
 

@@ -18,6 +18,9 @@ class LLMReply:
 
 
 class LLMProvider(Protocol):
+    # Credits an assistant message costs the user with this provider (docs/decisions.md#what-a-message-costs).
+    credit_cost: int
+
     def complete(
         self, *, system: str, messages: list[ChatMessage], max_tokens: int = 800, json_mode: bool = False
     ) -> LLMReply:

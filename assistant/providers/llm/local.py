@@ -20,6 +20,7 @@ MODEL = "local-template-1"
 
 class LocalLLM:
     model = MODEL
+    credit_cost = 0  # it runs here and costs nothing per message
 
     def complete(
         self, *, system: str, messages: list[ChatMessage], max_tokens: int = 800, json_mode: bool = False
@@ -65,7 +66,7 @@ _CAPABILITIES = (
 
 def _chat(message: str, facts: dict[str, str], messages: list[ChatMessage]) -> str:
     text = message.casefold()
-    name = facts.get("name", "there")
+    brands = facts.get("brands", "")
     intro = "(Local model)"
     if re.search(r"\b(credit|credits|balance)\b", text):
         return (
@@ -98,7 +99,8 @@ def _chat(message: str, facts: dict[str, str], messages: list[ChatMessage]) -> s
             "and KPIs."
         )
     if re.fullmatch(r"\W*(hi|hello|hey|good (morning|afternoon|evening))\b.*", text):
-        return f"{intro} Hello {name}! I can help you {_CAPABILITIES}. What are you working on?"
+        about = f" for {brands}" if brands and not brands.startswith("none yet") else ""
+        return f"{intro} Hello! I can help you{about} {_CAPABILITIES}. What are you working on?"
     topics = keywords(message)
     earlier = sum(1 for m in messages if m["role"] == "user") - 1
     about = f" about {', '.join(topics)}" if topics else ""

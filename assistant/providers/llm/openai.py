@@ -12,13 +12,18 @@ from core.http.errors import ProviderError
 
 
 class OpenAILLM:
-    def __init__(self, *, client: OpenAIClient, model: str):
+    def __init__(self, *, client: OpenAIClient, model: str, credit_cost: int = 0):
         self.client = client
         self.model = model
+        self.credit_cost = credit_cost  # a remote model is paid per call, so each message costs its user
 
     @classmethod
     def from_settings(cls, **client_options: Any) -> OpenAILLM:
-        return cls(client=OpenAIClient.from_settings(**client_options), model=settings.OPENAI_MODEL)
+        return cls(
+            client=OpenAIClient.from_settings(**client_options),
+            model=settings.OPENAI_MODEL,
+            credit_cost=settings.ASSISTANT_MESSAGE_CREDITS,
+        )
 
     def complete(
         self, *, system: str, messages: list[ChatMessage], max_tokens: int = 800, json_mode: bool = False
