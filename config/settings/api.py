@@ -16,6 +16,9 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # The representation is chosen by the Accept header only (JSON, or CSV where a view offers an export):
+    # DRF's `?format=` would be an undocumented second way, and a 404 for a value it does not know.
+    "URL_FORMAT_OVERRIDE": None,
 }
 
 SIMPLE_JWT = {

@@ -92,6 +92,14 @@ _LOCATION = {
 _IN_PROGRESS = "`idempotency_in_progress`: a request with this Idempotency-Key is still running."
 
 
+CSV_EXPORT = {
+    "type": "string",
+    "description": "With `Accept: text/csv`: a header row, then one row per item, as a download "
+    "(`Content-Disposition: attachment`); nested values as JSON, a cell that would start a spreadsheet "
+    "formula after an apostrophe.",
+}
+
+
 def _merged(schema: dict, extra: dict) -> dict:
     """`extra` over `schema`, recursing into objects (so `properties: {x: {examples: [...]}}` adds to x)."""
     out = dict(schema)
@@ -250,6 +258,14 @@ class AutoSchema(openapi.AutoSchema):
                 }
             elif code == "503":  # the view's own 503 (a provider that is unavailable), and the database's
                 responses[code]["description"] = f"{responses[code]['description']} Or: {DATABASE_503}"
+        for code, response in responses.items():
+            content = response.get("content", {})
+            if "text/csv" not in content:
+                continue
+            if code.startswith("2"):  # the export: text, one row per item (docs/decisions.md#csv-exports)
+                content["text/csv"] = {"schema": CSV_EXPORT}
+            else:  # errors are JSON whatever was accepted
+                del content["text/csv"]
         return responses
 
     def _headers_block(self, code: str) -> dict:

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.http import QueryDict
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 from core.api import filters
 from core.api.converters import InvalidUUID
 from core.api.permissions import HasRequiredPermission, IsStaff, RejectApiKeys, required_permission
+from core.api.renderers import CSVRenderer, JSONRenderer
 from core.api.validation import RequestValidationError, uuid_error, validate
 from core.http.access import Access
 
@@ -33,6 +35,10 @@ class ApiView(APIView):
     # Subclasses set `access`; there is deliberately no default. A STAFF view also names the Django
     # permission each of its methods needs in `required_permission` (core.api.permissions.HasRequiredPermission).
     access: Access
+    # The methods that also answer `Accept: text/csv` (docs/decisions.md#csv-exports), with `csv_table(data)`
+    # giving the columns and rows, and the file name a download is saved as.
+    csv_methods: tuple[str, ...] = ()
+    csv_filename = "export"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -75,6 +81,31 @@ class ApiView(APIView):
         return {"request": self.request, "view": self}
 
     # Output --------------------------------------------------------------------------------------
+
+    def get_renderers(self):
+        renderers = super().get_renderers()
+        if self.csv_methods and getattr(self.request, "method", None) in self.csv_methods:
+            return [*renderers, CSVRenderer()]
+        return renderers
+
+    def csv_table(self, data: Any) -> tuple[list[str], list[dict[str, Any]]]:
+        """The columns and rows of a CSV export: by default `data` is a list of objects, each a row."""
+        rows = list(data)
+        return list(dict.fromkeys(key for row in rows for key in row)), rows
+
+    def wants_csv(self, request: Request) -> bool:
+        return isinstance(getattr(request, "accepted_renderer", None), CSVRenderer)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self.csv_methods:
+            patch_vary_headers(response, ("Accept",))
+        if isinstance(getattr(response, "accepted_renderer", None), CSVRenderer):
+            if response.status_code >= 400:  # errors keep the contract's JSON shape whatever was accepted
+                response.accepted_renderer, response.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+            else:
+                response["Content-Disposition"] = f'attachment; filename="{self.csv_filename}.csv"'
+        return response
 
     def created(self, data: Any, url_name: str, **url_kwargs: Any) -> Response:
         """A 201 whose `Location` is the new resource's URL (route `url_name`), see docs/decisions.md#creates."""

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
 from core.api.negotiation import ContentNegotiation
+from core.api.renderers import CSVRenderer
 from core.api.renderers import JSONRenderer as ProjectJSONRenderer
 
 ACCEPTS = [
@@ -23,10 +24,15 @@ ACCEPTS = [
     "application/json, */*",
     "*/*; q=0.5, application/json",
     "APPLICATION/JSON",
+    "text/csv",
+    "text/csv, application/json;q=0.5",
 ]
 
 
-@pytest.mark.parametrize("renderers", [[ProjectJSONRenderer()], [JSONRenderer(), BrowsableAPIRenderer()]])
+@pytest.mark.parametrize(
+    "renderers",
+    [[ProjectJSONRenderer()], [ProjectJSONRenderer(), CSVRenderer()], [JSONRenderer(), BrowsableAPIRenderer()]],
+)
 @pytest.mark.parametrize("accept", ACCEPTS)
 @pytest.mark.parametrize("query", ["", "?format=json", "?format=api"])
 def test_the_same_choice_as_drf(accept, query, renderers):

@@ -20,13 +20,14 @@ TAGS = ["publications"]
 
 class BrandPublicationListView(ApiView):
     access = Access.USER
+    csv_methods, csv_filename = ("GET",), "publications"
 
     @extend_schema(
         operation_id="publications_list",
         summary="The brand's publications",
         description="Newest first, filtered by the query. A bare array (limit 1-200, default 50), paged by `offset` "
         'or by `cursor`: a page with more after it carries `Link: <URL>; rel="next"`, the same query with the '
-        "next page's `cursor`; the last page has no `Link`.",
+        "next page's `cursor`; the last page has no `Link`. With `Accept: text/csv`: the same page as CSV.",
         tags=TAGS,
         parameters=[
             parameters(PublicationFilter),
@@ -52,6 +53,9 @@ class BrandPublicationListView(ApiView):
         )
         link = next_page_link(request, next_cursor)
         return Response(PublicationSerializer(rows, many=True).data, headers={"Link": link} if link else None)
+
+    def csv_table(self, data):
+        return list(PublicationSerializer().fields), list(data)
 
     @extend_schema(
         operation_id="publications_create",
