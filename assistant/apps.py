@@ -8,7 +8,7 @@ class AssistantConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.registry import CreditsKeeper, credits_keeper_register
-        from assistant import payment_handlers  # noqa: F401 - registers the credit top-up payment event handlers
+        from assistant import checks, payment_handlers  # noqa: F401 - the deploy check, the top-up event handlers
         from assistant.domain.credit_packs import credit_pack_problems
         from assistant.selectors import credit_balance
         from assistant.services.credits import credits_grant_signup

@@ -5,6 +5,6 @@ class BrandsConfig(AppConfig):
     name = "brands"
 
     def ready(self) -> None:
-        from brands import signals
+        from brands import checks, signals  # noqa: F401 - checks registers the deploy check
 
         signals.connect()

@@ -100,6 +100,8 @@ class Cluster:
             GUNICORN_THREADS="4",
             CELERY_CONCURRENCY="1",
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             PYTHONUNBUFFERED="1",
             **self.extra_env,
         )

@@ -121,6 +121,8 @@ def test_the_deploy_check_make_serve_runs_passes():
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         # As the e2e harness runs `make serve`: on the local payment provider, by its opt-in.
         "PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
+        "IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
+        "PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
     }
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

@@ -37,6 +37,7 @@ class PublicationPhase(models.TextChoices):
     VALIDATING = "validating", "Processing: validating the payload"
     PUBLISHING = "publishing", "Processing: handing it to the platform"
     PUBLISHED = "published", "Succeeded: live on the platform"
+    SIMULATED = "simulated", "Succeeded: simulated by the local provider, posted nowhere"
     REJECTED = "rejected", "Failed: the platform refused it"
     ACTION_REQUIRED = "action_required", "Needs attention: fix the creative, then publish again"
     CANCELLED_BY_USER = "cancelled_by_user", "Cancelled by its owner"

@@ -8,7 +8,9 @@ remote post. `check(payload)` runs the same rules without publishing, for the pr
 when they pass, stores the post (LocalPublishedPost) with a remote id and permalink, as the
 platform would. Results:
 
-- `succeeded` with `remote_id` and `permalink`;
+- `succeeded` with `remote_id` and `permalink`, marked `simulated` (the publication's phase says so: the
+  post was recorded here and reached no platform, so a deploy check refuses this provider in production
+  unless a demo deployment opts in);
 - `needs_attention` when something the owner must supply is missing (`error_code` `media_missing`,
   `copy_missing`, `link_missing`);
 - `failed` when the payload breaks a platform rule (`invalid_media_url`, `invalid_media_sha256`,
@@ -66,6 +68,7 @@ class PublishResult:
     error_code: str = ""
     error_message: str = ""
     warnings: list[str] = field(default_factory=list)
+    simulated: bool = False  # the local provider's success: recorded here, posted to no platform
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,7 @@ class LocalPublisher:
                 )
             ),
             warnings=warnings,
+            simulated=True,
         )
 
 

@@ -232,7 +232,7 @@ def publication_finish(*, publication_id: UUID, result: PublishResult) -> str | 
     status = S(result.status)
     moved = Publication.objects.filter(id=publication_id, status=S.PROCESSING).update(
         status=status,
-        phase=_FINAL_PHASE[status],
+        phase=PublicationPhase.SIMULATED if result.simulated and status == S.SUCCEEDED else _FINAL_PHASE[status],
         remote_id=result.remote_id,
         permalink=result.permalink,
         error_code=result.error_code,

@@ -27,6 +27,9 @@ if OUTBOUND_ALLOWED_ORIGINS or DEMO_AGENT_ENABLED or DEMO_INBOX_ENABLED or "demo
     # The `demo` app (its InboxMessage table, routes and commands) is config/settings/local.py's to install.
     raise ImproperlyConfigured("The demo agent, the webhook inbox and their loopback origin are local only.")
 
+# The local image renderer is a stand-in: not offered for credits unless a demo deployment opts in.
+IMAGES_LOCAL_MODEL_OFFERED = IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION  # noqa: F405
+
 LOGGING["handlers"]["console"]["formatter"] = "json"  # noqa: F405  (one JSON object per line)
 
 SESSION_COOKIE_SECURE = True

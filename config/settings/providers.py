@@ -45,6 +45,12 @@ STRIPE_PRICE_IDS = env.dict("STRIPE_PRICE_IDS", default={})
 # Image generation: IMAGE_PROVIDER picks the default image model (the local renderer, or OpenAI's
 # when OPENAI_API_KEY is set); LLM_PROVIDER serves the assistant and the free brief/tagline tools.
 IMAGE_PROVIDER = env_choice("IMAGE_PROVIDER", ("local", "openai"), "local")
+# The local renderer draws a gradient with the prompt written on it: a stand-in, never sold for credits in
+# production unless a demo deployment opts in by this name (assistant/checks.py,
+# docs/operations.md#local-stand-ins-in-production).
+IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool("IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False)
+# Whether the local image model is offered; production.py offers it only with the opt-in above.
+IMAGES_LOCAL_MODEL_OFFERED = True
 LLM_PROVIDER = env_choice("LLM_PROVIDER", ("local", "openai"), "local")
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com/v1")
@@ -60,3 +66,6 @@ BRIGHTDATA_BASE_URL = env.str("BRIGHTDATA_BASE_URL", default="https://api.bright
 # with permalinks under PUBLISHING_LOCAL_PERMALINK_BASE.
 PUBLISHING_PROVIDER = env_choice("PUBLISHING_PROVIDER", ("local",), "local")
 PUBLISHING_LOCAL_PERMALINK_BASE = env.str("PUBLISHING_LOCAL_PERMALINK_BASE", default="local://published")
+# The local publisher posts nowhere (its publications end `simulated`): `check --deploy` refuses it unless a demo
+# deployment opts in by this name (brands/checks.py, docs/operations.md#local-stand-ins-in-production).
+PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool("PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False)

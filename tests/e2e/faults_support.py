@@ -119,6 +119,8 @@ def production_stack(tmp_path: Path, *, celery_concurrency: int = 1, **env: str)
             DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
             # The local payment provider in production settings, on purpose (docs/operations.md#payments-in-production).
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             VAR_DIR=str(var_dir),
             WEB_CONCURRENCY="2",
             CELERY_CONCURRENCY=str(celery_concurrency),

@@ -69,6 +69,8 @@ def serve_shape(workdir: Path) -> Iterator[Server]:
             CELERY_CONCURRENCY="2",
             # The journeys pay through the local provider; production refuses it without this opt-in.
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         )
         # testenv's PostgreSQL starts empty: the operator creates the database the URL names.
         subprocess.run(

@@ -188,6 +188,8 @@ def _serve_server(tmp_path: Path, database_url: str, redis_url: str, **env: str)
         DJANGO_SECRET_KEY="lifecycle-" + "x" * 50,
         # The local payment provider in production settings, on purpose (docs/operations.md#payments-in-production).
         PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         WEB_CONCURRENCY="2",
         GUNICORN_THREADS="2",
         CELERY_CONCURRENCY="1",

@@ -129,6 +129,8 @@ def start_observed_node() -> Iterator[ObservedNode]:
             OTEL_EXPORTER_OTLP_ENDPOINT=otlp.endpoint,
             OTEL_BSP_SCHEDULE_DELAY="200",  # ms: spans reach the receiver while the test waits
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         )
         url = urlsplit(database_url)
         createdb = [f"{testenv.postgres_bindir()}/createdb", "-h", "127.0.0.1", "-p", str(url.port), "-U", "postgres"]

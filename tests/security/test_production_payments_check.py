@@ -4,34 +4,23 @@ Run as `make serve` runs it: `manage.py check --deploy` with production settings
 
 from __future__ import annotations
 
-import os
 import secrets
 import subprocess
-import sys
 
 import pytest
-from django.conf import settings
+
+from tests.support.deploy_check import run_deploy_check
 
 OPT_IN = "PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION"
 CHECK_ID = "payments.E001"
 
 
 def deploy_check(**environment: str) -> subprocess.CompletedProcess:
-    # config.settings.test sets these for itself; production must not inherit them.
-    dev_only = {"OUTBOUND_ALLOW_PRIVATE_URLS", "DJANGO_DEBUG", "PAYMENTS_PROVIDER", "STRIPE_API_KEY", OPT_IN}
-    env = {
-        **{name: value for name, value in os.environ.items() if name not in dev_only},
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+    # The other local stand-ins are allowed, so that what is checked here is payments' check alone.
+    return run_deploy_check(
+        IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         **environment,
-    }
-    return subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
 
 

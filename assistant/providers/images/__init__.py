@@ -17,8 +17,8 @@ __all__ = ["GeneratedImage", "ImageProvider", "get_image_provider", "is_configur
 
 
 def is_configured(provider: str) -> bool:
-    if provider == "local":
-        return True
+    if provider == "local":  # a stand-in: production offers it only by its opt-in (config/settings/production.py)
+        return settings.IMAGES_LOCAL_MODEL_OFFERED
     if provider == "openai":
         return bool(settings.OPENAI_API_KEY)
     return False
