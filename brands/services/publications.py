@@ -130,9 +130,30 @@ def publication_create(*, owner, brand_id: UUID, data: dict[str, Any]) -> Public
     )
 
 
+# A publication is published once per payload (which names the creative, its variant, the platform and the
+# destination): another confirmed one of the same brand with the same hash is the answer to a second confirm.
+ONCE_PER_PAYLOAD = (S.QUEUED, S.PROCESSING, S.SUCCEEDED)
+
+
 @transaction.atomic
 def publication_confirm(*, owner, publication_id: UUID) -> Publication:
+    """Queue a preflight for publishing. A payload the brand has already confirmed (queued, processing or
+    published) is not published twice: the answer is that earlier publication, and this preflight stays as
+    it was (docs/decisions.md#domain-rules). Confirms of one brand take turns on the brand's row, so two
+    preflights of one payload confirmed at once publish once."""
     publication = _owned(owner, publication_id)
+    brand_of(owner, publication.brand_id, lock=True)
+    twin = (
+        Publication.objects.filter(
+            brand_id=publication.brand_id, payload_hash=publication.payload_hash, status__in=ONCE_PER_PAYLOAD
+        )
+        .exclude(id=publication.id)
+        .order_by("confirmed_at", "id")
+        .first()
+    )
+    if twin is not None and publication.status == S.PREFLIGHT:
+        logger.info("publication %s confirms the payload of %s: answered with it", publication.id, twin.id)
+        return _reload(twin.id)
     now = timezone.now()
     moved = Publication.objects.filter(id=publication.id, status=S.PREFLIGHT, expires_at__gt=now).update(
         status=S.QUEUED, phase=PublicationPhase.WAITING_FOR_WORKER, confirmed_at=now, updated_at=now

@@ -183,6 +183,26 @@ def test_publishing_twice_publishes_once(alice_api, brand, django_capture_on_com
     assert LocalPublishedPost.objects.count() == 1
 
 
+def test_a_second_preflight_of_the_same_payload_confirms_to_the_first_and_publishes_once(
+    alice_api, brand, django_capture_on_commit_callbacks
+):
+    first, second = create(alice_api, brand), create(alice_api, brand)
+    other_destination = create(alice_api, brand, destination_id="ig-2024")
+    assert first["payload_hash"] == second["payload_hash"] != other_destination["payload_hash"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        confirmed = alice_api.post(f"/api/v1/publications/{first['id']}/confirm")
+        again = alice_api.post(f"/api/v1/publications/{second['id']}/confirm")
+        elsewhere = alice_api.post(f"/api/v1/publications/{other_destination['id']}/confirm")
+
+    assert confirmed.status_code == again.status_code == elsewhere.status_code == 200
+    assert (again.json()["id"], again.json()["status"]) == (first["id"], "queued")  # the first, as it was then
+    assert Publication.objects.get(id=first["id"]).status == "succeeded"
+    assert Publication.objects.get(id=second["id"]).status == "preflight"  # left as it was
+    assert elsewhere.json()["id"] == other_destination["id"]
+    assert LocalPublishedPost.objects.count() == 2  # one post per payload
+
+
 def test_confirm_twice_is_409(alice_api, brand, django_capture_on_commit_callbacks):
     publication = create(alice_api, brand)
     confirm(alice_api, publication, django_capture_on_commit_callbacks)
@@ -253,7 +273,7 @@ def test_the_beat_job_cancels_expired_preflights_once(alice_api, brand):
 def test_a_confirmed_publication_whose_message_was_lost_is_queued_again(alice_api, brand):
     """Confirmed while the broker was down (or its message lost): the beat queues it again once it has
     waited PUBLICATION_REQUEUE_AFTER_SECONDS, and it is published (Celery runs eagerly in tests)."""
-    lost, waiting, expired = create(alice_api, brand), create(alice_api, brand), create(alice_api, brand)
+    lost, waiting, expired = (create(alice_api, brand, creative_id=str(uuid.uuid4())) for _ in range(3))
     for publication in (lost, waiting, expired):  # confirmed, but no on-commit callback ran: nothing was queued
         assert alice_api.post(f"/api/v1/publications/{publication['id']}/confirm").status_code == 200
     long_ago = timezone.now() - timedelta(minutes=10)

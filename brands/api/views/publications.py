@@ -82,7 +82,10 @@ class PublicationConfirmView(ApiView):
         operation_id="publications_confirm",
         summary="Confirm a preflight: queue it for publishing",
         description="preflight → queued; the publisher then moves it to processing and to succeeded, failed or "
-        "needs_attention. Each change emits a `publication.status_changed` webhook event.",
+        "needs_attention. Each change emits a `publication.status_changed` webhook event. A payload is published "
+        "once: when the brand has already confirmed the same payload (same `payload_hash`: creative, variant, "
+        "platform, destination and preview), the answer is that earlier publication and this preflight is left "
+        "as it was.",
         tags=TAGS,
         request=None,
         responses={
