@@ -111,3 +111,20 @@ class Team(models.Model):
     @property
     def workflow_phase_label(self) -> str:
         return self.get_workflow_phase_display()
+
+    @property
+    def usable_connected_accounts(self) -> list[dict]:
+        """The connected accounts that name a platform and an account on it (`account_id`, `id` or `handle`):
+        only these make the team ready to act on social platforms; `{}` or `{"platform": "x"}` does not."""
+        accounts = self.connected_accounts if isinstance(self.connected_accounts, list) else []
+        return [
+            account
+            for account in accounts
+            if isinstance(account, dict)
+            and _text(account.get("platform"))
+            and any(_text(account.get(key)) for key in ("account_id", "id", "handle"))
+        ]
+
+
+def _text(value) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""

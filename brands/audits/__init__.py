@@ -139,7 +139,7 @@ def audit_organic_social(brand: Brand) -> AuditOutcome:
     for row in competitors:
         counts.update(_platforms(row["social_links"]))
     team_accounts = sum(
-        len(kit.team.connected_accounts) for kit in brand.kits.select_related("team") if kit.team is not None
+        len(kit.team.usable_connected_accounts) for kit in brand.kits.select_related("team") if kit.team is not None
     )
     gaps = sorted(p for p in counts if p not in own)
     return AuditOutcome(

@@ -34,5 +34,5 @@ def research_status(brand: Brand) -> dict[str, Any]:
     if linked is None:
         state, kit = "pending", (kits[0] if kits else None)
     else:
-        state, kit = ("ready" if linked.team.connected_accounts else "needs_connection"), linked
+        state, kit = ("ready" if linked.team.usable_connected_accounts else "needs_connection"), linked
     return {"items": items, "social_readiness": {"state": state, "kit_id": kit.id if kit else None}}

@@ -49,7 +49,12 @@ def test_social_readiness_follows_the_linked_team(alice_api, alice):
     alice_api.post(f"/api/v1/brand-kits/{older.id}/link-team/{team.id}")
     assert status_of(alice_api, brand)["social_readiness"] == {"state": "needs_connection", "kit_id": str(older.id)}
 
-    team.connected_accounts = [{"platform": "instagram", "account_id": "123"}]
+    for unusable in ([{}], [{"platform": "instagram"}], [{"account_id": "123"}], [{"platform": "", "id": " "}], ["x"]):
+        team.connected_accounts = unusable
+        team.save()
+        assert status_of(alice_api, brand)["social_readiness"]["state"] == "needs_connection", unusable
+
+    team.connected_accounts = [{}, {"platform": "instagram", "account_id": "123"}]
     team.save()
     assert status_of(alice_api, brand)["social_readiness"] == {"state": "ready", "kit_id": str(older.id)}
 
