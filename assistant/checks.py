@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.checks import Error, register
 
-OPT_IN = "IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION"
+from core.checks import local_provider_refused
 
 
 @register(deploy=True)
 def check_real_image_provider(app_configs=None, **kwargs) -> list[Error]:
-    """A deployment sells real images only: the local renderer draws a gradient with the prompt written on
-    it, so `check --deploy` (which `make serve` runs before it starts) refuses it as the default model
-    unless a demo deployment opts in by name (docs/operations.md#local-stand-ins-in-production)."""
-    if settings.IMAGE_PROVIDER == "local" and not settings.IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION:
-        return [
-            Error(
-                "IMAGE_PROVIDER is 'local': the placeholder renderer would be sold for credits.",
-                hint=f"Set IMAGE_PROVIDER=openai with OPENAI_API_KEY, or {OPT_IN}=true for a demo deployment.",
-                id="assistant.E001",
-            )
-        ]
-    return []
+    """The local renderer draws a gradient with the prompt written on it: `check --deploy` (which `make serve`
+    runs first) refuses it as the default model unless a demo deployment opts in by name."""
+    return local_provider_refused(
+        provider="IMAGE_PROVIDER",
+        opt_in="IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION",
+        why="the placeholder renderer would be sold for credits.",
+        instead="Set IMAGE_PROVIDER=openai with OPENAI_API_KEY",
+        check_id="assistant.E001",
+    )

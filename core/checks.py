@@ -23,3 +23,13 @@ def check_metrics_exporter_private(app_configs=None, **kwargs) -> list[Error]:
             id="core.E001",
         )
     ]
+
+
+def local_provider_refused(*, provider: str, opt_in: str, why: str, instead: str, check_id: str) -> list[Error]:
+    """The deploy check of one local stand-in (docs/operations.md#local-stand-ins-in-production): the setting
+    `provider` names `local` and the setting `opt_in` is off, so a deployment would serve the stand-in."""
+    if getattr(settings, provider) != "local" or getattr(settings, opt_in):
+        return []
+    return [
+        Error(f"{provider} is 'local': {why}", hint=f"{instead}, or {opt_in}=true for a demo deployment.", id=check_id)
+    ]

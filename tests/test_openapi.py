@@ -2,16 +2,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import secrets
-import subprocess
-import sys
 
 import pytest
-from django.conf import settings
 from openapi_spec_validator import validate
 
+from tests.support.deploy_check import run_deploy_check
 from tests.support.routes import api_routes
 
 pytestmark = pytest.mark.django_db
@@ -113,24 +109,12 @@ def test_schema_generates_without_warnings(tmp_path):
 
 
 def test_the_deploy_check_make_serve_runs_passes():
-    """scripts/serve.sh runs exactly this before migrating; a warning there stops the production shape."""
-    dev_only = {"OUTBOUND_ALLOW_PRIVATE_URLS", "DJANGO_DEBUG"}  # config.settings.test sets them for itself
-    env = {
-        **{name: value for name, value in os.environ.items() if name not in dev_only},
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-        # As the e2e harness runs `make serve`: on the local payment provider, by its opt-in.
-        "PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
-        "IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
-        "PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
-    }
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    """scripts/serve.sh runs exactly this before migrating; a warning there stops the production shape. As the
+    e2e harness runs `make serve`: on the local stand-ins, by their opt-ins."""
+    result = run_deploy_check(
+        PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
     )
 
     assert result.returncode == 0, result.stdout + result.stderr

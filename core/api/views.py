@@ -35,10 +35,6 @@ class ApiView(APIView):
     # Subclasses set `access`; there is deliberately no default. A STAFF view also names the Django
     # permission each of its methods needs in `required_permission` (core.api.permissions.HasRequiredPermission).
     access: Access
-    # The methods that also answer `Accept: text/csv` (docs/decisions.md#csv-exports), with `csv_table(data)`
-    # giving the columns and rows, and the file name a download is saved as.
-    csv_methods: tuple[str, ...] = ()
-    csv_filename = "export"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -82,11 +78,14 @@ class ApiView(APIView):
 
     # Output --------------------------------------------------------------------------------------
 
+    def _csv_filename(self) -> str | None:
+        """The download's name when this request's method is marked with `csv_export`, else None."""
+        method = getattr(self, (getattr(self.request, "method", None) or "").lower(), None)
+        return getattr(method, "csv_filename", None)
+
     def get_renderers(self):
         renderers = super().get_renderers()
-        if self.csv_methods and getattr(self.request, "method", None) in self.csv_methods:
-            return [*renderers, CSVRenderer()]
-        return renderers
+        return [*renderers, CSVRenderer()] if self._csv_filename() else renderers
 
     def csv_table(self, data: Any) -> tuple[list[str], list[dict[str, Any]]]:
         """The columns and rows of a CSV export: by default `data` is a list of objects, each a row."""
@@ -98,19 +97,31 @@ class ApiView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        if self.csv_methods:
+        filename = self._csv_filename()
+        if filename:
             patch_vary_headers(response, ("Accept",))
         if isinstance(getattr(response, "accepted_renderer", None), CSVRenderer):
             if response.status_code >= 400:  # errors keep the contract's JSON shape whatever was accepted
                 response.accepted_renderer, response.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
             else:
-                response["Content-Disposition"] = f'attachment; filename="{self.csv_filename}.csv"'
+                response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
         return response
 
     def created(self, data: Any, url_name: str, **url_kwargs: Any) -> Response:
         """A 201 whose `Location` is the new resource's URL (route `url_name`), see docs/decisions.md#creates."""
         location = self.request.build_absolute_uri(reverse(url_name, kwargs=url_kwargs))
         return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location})
+
+
+def csv_export(filename: str):
+    """Marks a view method as also answering `Accept: text/csv`, saved as `<filename>.csv`
+    (docs/decisions.md#csv-exports); the view's `csv_table(data)` gives the columns and rows."""
+
+    def mark(method):
+        method.csv_filename = filename
+        return method
+
+    return mark
 
 
 def _context_free(part) -> bool:

@@ -6,13 +6,12 @@ from rest_framework.response import Response
 from brands.api.serializers.ads import AdSimulationInput, AdSimulationSerializer, ScenarioSerializer
 from brands.domain.simulator import Metrics, SimulationOverflow, simulate
 from core.api.validation import RequestValidationError, error
-from core.api.views import ApiView
+from core.api.views import ApiView, csv_export
 from core.http.access import Access
 
 
 class AdSimulateView(ApiView):
     access = Access.USER_OR_KEY
-    csv_methods, csv_filename = ("POST",), "simulation"
 
     @extend_schema(
         operation_id="ads_simulate",
@@ -27,6 +26,7 @@ class AdSimulateView(ApiView):
         request=AdSimulationInput,
         responses=AdSimulationSerializer,
     )
+    @csv_export("simulation")
     def post(self, request):
         data = self.body(AdSimulationInput)
         try:

@@ -20,7 +20,7 @@ from brands.selectors.competitors import competitor_roster_bytes
 from brands.services import competitors as services
 from core.api.filters import parameters
 from core.api.schema import error_response
-from core.api.views import ApiView
+from core.api.views import ApiView, csv_export
 from core.http.access import Access
 from core.http.idempotency import idempotent
 
@@ -31,7 +31,6 @@ NAME_ONLY = error_response("`name_only`: a brand_kit row cannot be changed here;
 
 class CompetitorListView(ApiView):
     access = Access.USER
-    csv_methods, csv_filename = ("GET",), "competitors"
 
     @extend_schema(
         operation_id="competitors_list",
@@ -53,6 +52,7 @@ class CompetitorListView(ApiView):
         parameters=[parameters(CompetitorFilter)],
         responses=CompetitorSerializer(many=True),
     )
+    @csv_export("competitors")
     def get(self, request, brand_id):
         params = self.query(CompetitorFilter)
         brand = brand_of(request.user, brand_id)

@@ -11,7 +11,7 @@ from brands.services import publications as services
 from core.api.filters import filtered, parameters
 from core.api.pagination import keyset_rows, next_page_link
 from core.api.schema import error_response
-from core.api.views import ApiView
+from core.api.views import ApiView, csv_export
 from core.http.access import Access
 from core.http.idempotency import idempotent
 
@@ -20,7 +20,6 @@ TAGS = ["publications"]
 
 class BrandPublicationListView(ApiView):
     access = Access.USER
-    csv_methods, csv_filename = ("GET",), "publications"
 
     @extend_schema(
         operation_id="publications_list",
@@ -42,6 +41,7 @@ class BrandPublicationListView(ApiView):
         ],
         responses=PublicationSerializer(many=True),
     )
+    @csv_export("publications")
     def get(self, request, brand_id):
         params = self.query(PublicationFilter, PublicationPageQuery)
         brand = brand_of(request.user, brand_id)
