@@ -34,6 +34,7 @@ class PublicationPhase(models.TextChoices):
 
     AWAITING_CONFIRMATION = "awaiting_confirmation", "Preflight: waiting for confirmation"
     WAITING_FOR_WORKER = "waiting_for_worker", "Queued: waiting for the publisher"
+    SCHEDULED = "scheduled", "Queued: waiting for its scheduled time"
     VALIDATING = "validating", "Processing: validating the payload"
     PUBLISHING = "publishing", "Processing: handing it to the platform"
     PUBLISHED = "published", "Succeeded: live on the platform"
@@ -41,7 +42,7 @@ class PublicationPhase(models.TextChoices):
     REJECTED = "rejected", "Failed: the platform refused it"
     ACTION_REQUIRED = "action_required", "Needs attention: fix the creative, then publish again"
     CANCELLED_BY_USER = "cancelled_by_user", "Cancelled by its owner"
-    EXPIRED = "expired", "Cancelled: not confirmed before expires_at"
+    EXPIRED = "expired", "Cancelled: expires_at passed (not confirmed, or not published in time)"
 
 
 ACTIVE_STATUSES = (PublicationStatus.PREFLIGHT, PublicationStatus.QUEUED, PublicationStatus.PROCESSING)
@@ -65,6 +66,8 @@ class Publication(models.Model):
     preview = models.JSONField(default=dict)
     warnings = models.JSONField(default=list, blank=True)
     expires_at = models.DateTimeField()
+    # When to publish (null: as soon as confirmed). Until then a confirmed publication is queued, phase `scheduled`.
+    scheduled_at = models.DateTimeField(null=True, blank=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     remote_id = models.CharField(max_length=200, blank=True)

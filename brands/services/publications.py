@@ -127,6 +127,7 @@ def publication_create(*, owner, brand_id: UUID, data: dict[str, Any]) -> Public
         preview=preview,
         warnings=warnings,
         expires_at=now + timedelta(minutes=settings.PUBLICATION_PREFLIGHT_MINUTES),
+        scheduled_at=data.get("scheduled_at"),
     )
 
 
@@ -155,8 +156,16 @@ def publication_confirm(*, owner, publication_id: UUID) -> Publication:
         logger.info("publication %s confirms the payload of %s: answered with it", publication.id, twin.id)
         return _reload(twin.id)
     now = timezone.now()
+    # A scheduled one waits for its time (publications_requeue sends it then); either waits for a worker
+    # PUBLICATION_QUEUED_HOURS from when it is due before it expires, so a backlog does not cancel it.
+    later = publication.scheduled_at is not None and publication.scheduled_at > now
+    due = publication.scheduled_at if later else now
     moved = Publication.objects.filter(id=publication.id, status=S.PREFLIGHT, expires_at__gt=now).update(
-        status=S.QUEUED, phase=PublicationPhase.WAITING_FOR_WORKER, confirmed_at=now, updated_at=now
+        status=S.QUEUED,
+        phase=PublicationPhase.SCHEDULED if later else PublicationPhase.WAITING_FOR_WORKER,
+        confirmed_at=now,
+        updated_at=now,
+        expires_at=due + timedelta(hours=settings.PUBLICATION_QUEUED_HOURS),
     )
     if not moved:
         if publication.status == S.PREFLIGHT:
@@ -164,20 +173,33 @@ def publication_confirm(*, owner, publication_id: UUID) -> Publication:
         raise InvalidState(f"A {publication.status} publication cannot be confirmed.")
     publication = _reload(publication.id)
     _emit(publication, S.PREFLIGHT)
-    # Not sent (broker down): it stays queued, the beat queues it again (publications_requeue) or it expires.
-    enqueue_after_commit("brands.tasks.publish_publication", str(publication.id))
+    if not later:
+        # Not sent (broker down): it stays queued, the beat queues it again (publications_requeue) or it expires.
+        enqueue_after_commit("brands.tasks.publish_publication", str(publication.id))
     return publication
 
 
 def publications_requeue(*, older_than: timedelta | None = None, limit: int = 500) -> int:
-    """Queue again the publications confirmed more than `older_than` ago (default
-    PUBLICATION_REQUEUE_AFTER_SECONDS) that no worker has taken: their message was lost, or the broker
-    was down when they were confirmed. Each is queued again at most once per `older_than` (its
-    `updated_at` moves); a duplicate run finds it claimed and does nothing. Returns how many."""
+    """Queue the scheduled publications whose time has come, and queue again the publications confirmed
+    more than `older_than` ago (default PUBLICATION_REQUEUE_AFTER_SECONDS) that no worker has taken: their
+    message was lost, or the broker was down when they were confirmed. Each is queued again at most once per
+    `older_than` (its `updated_at` moves); a duplicate run finds it claimed and does nothing. Returns how
+    many it queued."""
     if older_than is None:
         older_than = timedelta(seconds=settings.PUBLICATION_REQUEUE_AFTER_SECONDS)
     now = timezone.now()
-    waiting = Publication.objects.filter(status=S.QUEUED, updated_at__lte=now - older_than, expires_at__gt=now)
+    due = Publication.objects.filter(status=S.QUEUED, phase=PublicationPhase.SCHEDULED, scheduled_at__lte=now)
+    for publication_id in due.values_list("id", flat=True)[:limit]:
+        # Due now: an old `updated_at` makes the loop below send it at once.
+        Publication.objects.filter(id=publication_id, status=S.QUEUED, phase=PublicationPhase.SCHEDULED).update(
+            phase=PublicationPhase.WAITING_FOR_WORKER, updated_at=now - older_than
+        )
+    waiting = Publication.objects.filter(
+        status=S.QUEUED,
+        phase=PublicationPhase.WAITING_FOR_WORKER,
+        updated_at__lte=now - older_than,
+        expires_at__gt=now,
+    )
     ids = list(waiting.values_list("id", flat=True)[:limit])
     requeued = 0
     for publication_id in ids:
@@ -209,8 +231,11 @@ def _claim(publication_id: UUID, *, resume: bool) -> Publication | None:
     on the publication id)."""
     now = timezone.now()
     with transaction.atomic():
-        moved = Publication.objects.filter(id=publication_id, status=S.QUEUED).update(
-            status=S.PROCESSING, phase=PublicationPhase.VALIDATING, updated_at=now
+        # A scheduled one is not taken before its time, whatever message arrives.
+        moved = (
+            Publication.objects.filter(id=publication_id, status=S.QUEUED)
+            .exclude(phase=PublicationPhase.SCHEDULED)
+            .update(status=S.PROCESSING, phase=PublicationPhase.VALIDATING, updated_at=now)
         )
         if moved:
             publication = _reload(publication_id)

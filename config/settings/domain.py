@@ -29,6 +29,9 @@ SCRAPER_SNAPSHOT_DEADLINE_SECONDS = env_renamed(
 DELIVERY_STUCK_AFTER_SECONDS = env_renamed("DELIVERY_STUCK_AFTER_SECONDS", "DELIVERY_STUCK_AFTER", int, 30 * 60)
 # An unconfirmed preflight publication expires after this many minutes.
 PUBLICATION_PREFLIGHT_MINUTES = env.int("PUBLICATION_PREFLIGHT_MINUTES", default=30)
+# A confirmed publication waits this long for a worker (after its scheduled time, when it has one) before it
+# is cancelled as expired: long enough that a broker backlog or an outage does not cancel it.
+PUBLICATION_QUEUED_HOURS = env.int("PUBLICATION_QUEUED_HOURS", default=24)
 # A confirmed publication no worker has taken after this long is queued again (the beat, every minute).
 PUBLICATION_REQUEUE_AFTER_SECONDS = env.int("PUBLICATION_REQUEUE_AFTER_SECONDS", default=120)
 

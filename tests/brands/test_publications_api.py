@@ -203,6 +203,58 @@ def test_a_second_preflight_of_the_same_payload_confirms_to_the_first_and_publis
     assert LocalPublishedPost.objects.count() == 2  # one post per payload
 
 
+def test_a_scheduled_publication_waits_for_its_time_then_is_published_once(alice_api, brand):
+    """Confirmed with `scheduled_at`, it is queued (phase `scheduled`) and nothing takes it early, not even a
+    stray message; the minute job sends it once its time has come (Celery runs eagerly in tests)."""
+    at = (timezone.now() + timedelta(hours=3)).astimezone(timezone.get_fixed_timezone(60))
+    created = create(alice_api, brand, scheduled_at=at.isoformat())
+    assert created["scheduled_at"] is not None
+
+    confirmed = alice_api.post(f"/api/v1/publications/{created['id']}/confirm").json()
+    publish_publication.apply(args=[created["id"]])  # a stray message before its time
+    assert requeue_publications.apply().get() == 0
+
+    assert (confirmed["status"], confirmed["phase"]) == ("queued", "scheduled")
+    assert Publication.objects.get(id=created["id"]).status == "queued"
+    assert Publication.objects.get(id=created["id"]).expires_at == at + timedelta(hours=24)  # waits from when due
+    assert not LocalPublishedPost.objects.exists()
+
+    Publication.objects.filter(id=created["id"]).update(scheduled_at=timezone.now() - timedelta(seconds=1))
+    assert requeue_publications.apply().get() == 1
+    assert requeue_publications.apply().get() == 0
+
+    assert Publication.objects.get(id=created["id"]).status == "succeeded"
+    assert LocalPublishedPost.objects.count() == 1
+
+
+def test_a_confirmed_publication_outlives_the_preflight_window(alice_api, brand):
+    """A broker backlog does not cancel a confirmed post: confirming moves `expires_at` a day on."""
+    created = create(alice_api, brand)
+    alice_api.post(f"/api/v1/publications/{created['id']}/confirm")  # no on-commit callback ran: nothing was sent
+    Publication.objects.filter(id=created["id"]).update(updated_at=timezone.now() - timedelta(hours=1))
+
+    assert expire_preflights.apply().get() == 0
+    assert Publication.objects.get(id=created["id"]).expires_at > timezone.now() + timedelta(hours=23)
+
+
+@pytest.mark.parametrize(
+    ("scheduled_at", "error", "says"),
+    [
+        ("2030-01-01T09:00:00", "value_error", "time zone offset"),
+        ("2020-01-01T09:00:00Z", "value_error", "between a minute and a year ahead"),
+        ("2099-01-01T09:00:00Z", "value_error", "between a minute and a year ahead"),
+        ("tomorrow", "datetime_from_date_parsing", ""),
+    ],
+)
+def test_a_schedule_without_its_offset_or_out_of_range_is_422(alice_api, brand, scheduled_at, error, says):
+    response = alice_api.post(f"/api/v1/brands/{brand.id}/publications", body(scheduled_at=scheduled_at))
+
+    assert response.status_code == 422, response.content
+    [detail] = response.json()["detail"]
+    assert (detail["loc"], detail["type"]) == (["body", "scheduled_at"], error) and says in detail["msg"]
+    assert not Publication.objects.exists()
+
+
 def test_confirm_twice_is_409(alice_api, brand, django_capture_on_commit_callbacks):
     publication = create(alice_api, brand)
     confirm(alice_api, publication, django_capture_on_commit_callbacks)

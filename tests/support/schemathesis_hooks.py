@@ -17,7 +17,8 @@ A task's deadline must be in the future, a rule on the clock that JSON Schema ca
 future one, so a generated deadline that is a valid date-time in the past is moved a month ahead of now when a
 task is posted or remixed. Without it most generated tasks are refused (422), and the stateful phase, which
 follows the schema's links from a new task to its bids (config/schema_links.py), seldom gets a task to
-follow. Deadlines that are not date-times are sent as generated.
+follow. Deadlines that are not date-times are sent as generated. A publication's `scheduled_at` is the same
+kind of rule (a minute to a year ahead): a generated date-time there is moved a day ahead of now.
 
 The URL fields' pattern (core.api.fields.URL_PATTERN) bounds the host name with a lookahead, which
 schemathesis's coverage phase can only satisfy by searching: minutes per URL field (one operation with two
@@ -53,6 +54,7 @@ CURSOR_MAX_CHARS = 512  # core.api.pagination's
 _VALID_KEY = re.compile(PATTERN)
 # The operations whose body has a task's `deadline`.
 DEADLINES = {("POST", "/api/v1/tasks"), ("POST", "/api/v1/tasks/{task_id}/remix")}
+SCHEDULES = {("POST", "/api/v1/brands/{brand_id}/publications")}
 
 
 def _rewrite_patterns(node) -> None:
@@ -92,19 +94,25 @@ def before_call(ctx, case, **kwargs):
     operation = (case.operation.method.upper(), case.operation.path)
     if operation in DEADLINES and isinstance(body, dict) and _past(body.get("deadline")):
         body["deadline"] = (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if operation in SCHEDULES and isinstance(body, dict) and _moment(body.get("scheduled_at")) is not None:
+        body["scheduled_at"] = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return None
 
 
-def _past(value) -> bool:
+def _moment(value) -> datetime | None:
+    """`value` as an aware date-time, or None when it is not one."""
     if not isinstance(value, str):
-        return False
+        return None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        return False
-    if moment.tzinfo is None:
-        return False
-    return moment < datetime.now(UTC)
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def _past(value) -> bool:
+    moment = _moment(value)
+    return moment is not None and moment < datetime.now(UTC)
 
 
 def _valid_key(value) -> bool:

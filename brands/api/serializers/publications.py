@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from brands.api.fields import OptionalTextField
 from brands.models import Publication, PublicationAction, PublicationPhase, PublicationPlatform
 from core.api.pagination import CURSOR_MAX_CHARS
+
+SCHEDULE_MIN, SCHEDULE_MAX = timedelta(minutes=1), timedelta(days=365)
 
 PREVIEW_KINDS = ["image", "video", "carousel"]
 PHASE_HELP = "Finer step inside the status. " + "; ".join(f"`{v}`: {label}" for v, label in PublicationPhase.choices)
@@ -39,6 +45,20 @@ class PreviewInput(serializers.Serializer):
     duration_s = serializers.FloatField(min_value=0, max_value=86_400, required=False, allow_null=True)
 
 
+class ScheduledAtField(serializers.DateTimeField):
+    """A moment to publish at: its offset must be given (a wall-clock time alone is ambiguous), and it must be
+    between SCHEDULE_MIN and SCHEDULE_MAX ahead."""
+
+    def to_internal_value(self, value):
+        moment = super().to_internal_value(value)
+        if isinstance(value, str) and parse_datetime(value) is not None and parse_datetime(value).tzinfo is None:
+            raise serializers.ValidationError("Give the time zone offset (e.g. +01:00 or Z).", code="timezone_missing")
+        now = timezone.now()
+        if not now + SCHEDULE_MIN <= moment <= now + SCHEDULE_MAX:
+            raise serializers.ValidationError("Schedule between a minute and a year ahead.", code="out_of_range")
+        return moment
+
+
 class PublicationCreateInput(serializers.Serializer):
     creative_id = serializers.UUIDField()
     variant_index = serializers.IntegerField(min_value=0, max_value=1000, default=0)
@@ -47,6 +67,12 @@ class PublicationCreateInput(serializers.Serializer):
     destination_id = serializers.CharField(max_length=200, help_text="The page or account to publish to.")
     destination_label = serializers.CharField(max_length=200, required=False, allow_blank=True)
     preview = PreviewInput()
+    scheduled_at = ScheduledAtField(
+        required=False,
+        allow_null=True,
+        help_text="When to publish: an ISO 8601 date-time with its time zone offset (`2026-12-01T09:00:00+01:00`), "
+        "between a minute and a year ahead. Absent or null: as soon as it is confirmed.",
+    )
 
     def validate(self, attrs):
         preview_platform = attrs["preview"].get("platform")
@@ -108,6 +134,7 @@ class PublicationSerializer(serializers.ModelSerializer):
             "destination_id",
             "destination_label",
             "expires_at",
+            "scheduled_at",
             "created_at",
             "preview",
             "confirmed_at",

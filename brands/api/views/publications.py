@@ -62,6 +62,7 @@ class BrandPublicationListView(ApiView):
         summary="Prepare a publication (preflight)",
         description="Creates a `preflight` publication for a creative: the exact payload to publish, its "
         "payload_hash, the platform rules' verdict as `warnings`, and `expires_at` (30 minutes by default). "
+        "With `scheduled_at` it is published at that time once confirmed (queued, phase `scheduled`, until then). "
         "Nothing is published until it is confirmed.",
         tags=TAGS,
         request=PublicationCreateInput,
@@ -82,10 +83,10 @@ class PublicationConfirmView(ApiView):
         operation_id="publications_confirm",
         summary="Confirm a preflight: queue it for publishing",
         description="preflight → queued; the publisher then moves it to processing and to succeeded, failed or "
-        "needs_attention. Each change emits a `publication.status_changed` webhook event. A payload is published "
-        "once: when the brand has already confirmed the same payload (same `payload_hash`: creative, variant, "
-        "platform, destination and preview), the answer is that earlier publication and this preflight is left "
-        "as it was.",
+        "needs_attention. Each change emits a `publication.status_changed` webhook event. Confirmed, it waits "
+        "24 hours for a worker from when it is due (`expires_at` moves there). A payload is published once: when "
+        "the brand has already confirmed the same payload (same `payload_hash`: creative, variant, platform, "
+        "destination and preview), the answer is that earlier publication and this preflight is left as it was.",
         tags=TAGS,
         request=None,
         responses={
