@@ -342,3 +342,9 @@ def test_the_domain_rooms_import_no_model_and_no_database():
                 modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 touching += [f"{name}: {m}" for m in modules if m.startswith("django.db") or ".models" in f"{m}."]
     assert touching == []
+
+
+def test_no_product_module_imports_the_alias_kept_for_outside_scripts():
+    """core/ratelimit.py re-exports core.http.ratelimit for scripts outside the project; the project itself
+    imports the real module (docs/architecture.md#apps)."""
+    assert sorted(module for module, targets in graph().items() if "core.ratelimit" in targets) == []
