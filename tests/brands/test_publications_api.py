@@ -237,21 +237,22 @@ def test_a_confirmed_publication_outlives_the_preflight_window(alice_api, brand)
     assert Publication.objects.get(id=created["id"]).expires_at > timezone.now() + timedelta(hours=23)
 
 
-@pytest.mark.parametrize(
-    ("scheduled_at", "error", "says"),
-    [
-        ("2030-01-01T09:00:00", "value_error", "time zone offset"),
-        ("2020-01-01T09:00:00Z", "value_error", "between a minute and a year ahead"),
-        ("2099-01-01T09:00:00Z", "value_error", "between a minute and a year ahead"),
-        ("tomorrow", "datetime_from_date_parsing", ""),
-    ],
-)
-def test_a_schedule_without_its_offset_or_out_of_range_is_422(alice_api, brand, scheduled_at, error, says):
-    response = alice_api.post(f"/api/v1/brands/{brand.id}/publications", body(scheduled_at=scheduled_at))
+def test_a_schedule_without_its_offset_or_out_of_range_is_422(alice_api, brand):
+    refused = {
+        "2030-01-01T09:00:00": ("value_error", "time zone offset"),
+        "2020-01-01T09:00:00Z": ("value_error", "between a minute and a year ahead"),
+        "2099-01-01T09:00:00Z": ("value_error", "between a minute and a year ahead"),
+        "tomorrow": ("datetime_from_date_parsing", ""),
+    }
+    answered = {}
+    for scheduled_at in refused:
+        response = alice_api.post(f"/api/v1/brands/{brand.id}/publications", body(scheduled_at=scheduled_at))
+        [detail] = response.json()["detail"]
+        assert (response.status_code, detail["loc"]) == (422, ["body", "scheduled_at"]), response.content
+        says = refused[scheduled_at][1]
+        answered[scheduled_at] = (detail["type"], says if says in detail["msg"] else detail["msg"])
 
-    assert response.status_code == 422, response.content
-    [detail] = response.json()["detail"]
-    assert (detail["loc"], detail["type"]) == (["body", "scheduled_at"], error) and says in detail["msg"]
+    assert answered == refused
     assert not Publication.objects.exists()
 
 

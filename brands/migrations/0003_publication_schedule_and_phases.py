@@ -1,5 +1,6 @@
-"""A publication's `scheduled_at` (nullable: the release before writes rows without it), the phase `scheduled`
-and the reworded `expired` (choices only)."""
+"""Publications: `scheduled_at` (nullable: the release before writes rows without it), and the phases
+`simulated` (the local publisher's success, posted nowhere) and `scheduled`, with `expired` reworded
+(choices only)."""
 
 from django.db import migrations, models
 
@@ -19,7 +20,7 @@ PHASES = [
 
 
 class Migration(migrations.Migration):
-    dependencies = [("brands", "0003_publication_phase_simulated")]
+    dependencies = [("brands", "0002_trackedgroupmember_display_name")]
     operations = [
         migrations.AddField("publication", "scheduled_at", models.DateTimeField(blank=True, null=True)),
         migrations.AlterField(
