@@ -188,12 +188,10 @@ def publications_requeue(*, older_than: timedelta | None = None, limit: int = 50
     if older_than is None:
         older_than = timedelta(seconds=settings.PUBLICATION_REQUEUE_AFTER_SECONDS)
     now = timezone.now()
-    due = Publication.objects.filter(status=S.QUEUED, phase=PublicationPhase.SCHEDULED, scheduled_at__lte=now)
-    for publication_id in due.values_list("id", flat=True)[:limit]:
-        # Due now: an old `updated_at` makes the loop below send it at once.
-        Publication.objects.filter(id=publication_id, status=S.QUEUED, phase=PublicationPhase.SCHEDULED).update(
-            phase=PublicationPhase.WAITING_FOR_WORKER, updated_at=now - older_than
-        )
+    scheduled = Publication.objects.filter(status=S.QUEUED, phase=PublicationPhase.SCHEDULED)
+    due = list(scheduled.filter(scheduled_at__lte=now).values_list("id", flat=True)[:limit])
+    # Due now, in one UPDATE: an old `updated_at` makes the loop below send them at once.
+    scheduled.filter(id__in=due).update(phase=PublicationPhase.WAITING_FOR_WORKER, updated_at=now - older_than)
     waiting = Publication.objects.filter(
         status=S.QUEUED,
         phase=PublicationPhase.WAITING_FOR_WORKER,

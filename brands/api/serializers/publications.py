@@ -51,7 +51,8 @@ class ScheduledAtField(serializers.DateTimeField):
 
     def to_internal_value(self, value):
         moment = super().to_internal_value(value)
-        if isinstance(value, str) and parse_datetime(value) is not None and parse_datetime(value).tzinfo is None:
+        given = parse_datetime(value) if isinstance(value, str) else None
+        if given is not None and given.tzinfo is None:
             raise serializers.ValidationError("Give the time zone offset (e.g. +01:00 or Z).", code="timezone_missing")
         now = timezone.now()
         if not now + SCHEDULE_MIN <= moment <= now + SCHEDULE_MAX:
