@@ -10,6 +10,7 @@ from brands.models import (
     BrandCompetitor,
     BrandKit,
     CompetitorSeed,
+    ConnectedAccount,
     LocalPublishedPost,
     Publication,
     ResearchItem,
@@ -172,3 +173,23 @@ class LocalPublishedPostAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+@admin.register(ConnectedAccount)
+class ConnectedAccountAdmin(admin.ModelAdmin):
+    """Connected social accounts: health, never the tokens (docs/decisions.md#connected-accounts)."""
+
+    list_display = ("account_name", "account_id", "platform", "brand", "health", "token_expires_at", "last_checked_at")
+    list_filter = ("platform", "health", ("token_expires_at", admin.EmptyFieldListFilter), "created_at")
+    search_fields = ("account_id", "account_name", "brand__name")
+    list_select_related = ("brand",)
+    raw_id_fields = ("brand",)
+    exclude = ("access_token_encrypted", "refresh_token_encrypted")
+    readonly_fields = [
+        f.name
+        for f in ConnectedAccount._meta.fields
+        if f.name not in ("access_token_encrypted", "refresh_token_encrypted")
+    ]
+
+    def has_add_permission(self, request):
+        return False  # connected through the platform's OAuth flow, which issues the tokens

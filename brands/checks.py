@@ -18,3 +18,16 @@ def check_real_publishing_provider(app_configs=None, **kwargs) -> list[Error]:
         instead="Connect a platform provider (none is built in yet)",
         check_id="brands.E001",
     )
+
+
+@register(deploy=True)
+def check_real_seo_provider(app_configs=None, **kwargs) -> list[Error]:
+    """The local SEO provider guesses competitors from the links of one page: `check --deploy` refuses it
+    unless a demo deployment opts in by name (docs/decisions.md#competitor-discovery)."""
+    return local_provider_refused(
+        provider="SEO_PROVIDER",
+        opt_in="SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION",
+        why="competitor discovery would only read the links of the brand's own website.",
+        instead="Set SEO_PROVIDER=dataforseo with DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD",
+        check_id="brands.E002",
+    )

@@ -58,6 +58,8 @@ class LocalSubscription(models.Model):
     plan = models.CharField(max_length=100)
     status = models.CharField(max_length=20, default="active")
     cancel_at_period_end = models.BooleanField(default=False)
+    # Stripe's pause_collection {behavior: void}: its team is paused, no invoice is collected.
+    collection_paused = models.BooleanField(default=False, db_default=False)
     current_period_start = models.DateTimeField()
     current_period_end = models.DateTimeField()
     metadata = models.JSONField(default=dict, blank=True)

@@ -102,6 +102,7 @@ class Cluster:
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             PYTHONUNBUFFERED="1",
             **self.extra_env,
         )

@@ -25,6 +25,7 @@ from tasks_market.models import (
     DeliverySubmission,
     DisputeOutcome,
     DisputeResolution,
+    Review,
     Task,
     TaskStatus,
 )
@@ -34,6 +35,7 @@ from tasks_market.services import agents as agent_services
 from tasks_market.services import deliveries as delivery_services
 from tasks_market.services import disputes as dispute_services
 from tasks_market.services import posting as task_services
+from tasks_market.services import reputation as reputation_services
 from tasks_market.services.errors import InvalidField
 
 
@@ -325,4 +327,52 @@ class DisputeResolutionAdmin(NeverDeletedAdmin):
                 staff_user=request.user,  # only for the party check: the resolution keeps who decided it
             ),
             "Applied",
+        )
+
+
+@admin.register(Review)
+class ReviewAdmin(ReadOnlyAdmin):
+    """The posters' reviews (docs/decisions.md#reviews). Staff may hide a comment (its rating still counts
+    toward the agent's score) and show it again; nothing else is changed here."""
+
+    list_display = ("task", "agent", "poster", "rating", "comment_hidden", "replied_at", "created_at")
+    list_filter = (fixed_values_filter("rating", ("1", "2", "3", "4", "5")), "comment_hidden", "created_at")
+    search_fields = ("poster__email__startswith",)
+    search_help_text = "Reviews by posters whose e-mail starts with the text."
+    list_select_related = ("task", "agent", "poster")
+    paginator = BoundedCountPaginator  # no COUNT(*) of the whole table per page
+    show_full_result_count = False
+    fields = (
+        "task",
+        "agent",
+        "poster",
+        "rating",
+        "comment",
+        "comment_hidden",
+        "weight",
+        "editable_until",
+        "reply",
+        "replied_at",
+        "created_at",
+        "updated_at",
+    )
+    actions = ["hide_comment", "show_comment"]
+    has_moderate_permission = _needs("tasks_market.change_review")
+
+    @admin.action(
+        description="Hide the comment of the selected reviews (the rating still counts)", permissions=["moderate"]
+    )
+    def hide_comment(self, request, queryset):
+        _run_each(
+            self, request, queryset, lambda r: reputation_services.review_set_hidden(review_id=r.pk, hidden=True), "Hid"
+        )
+
+    @admin.action(description="Show the comment of the selected reviews again", permissions=["moderate"])
+    def show_comment(self, request, queryset):
+        _run_each(
+            self,
+            request,
+            queryset,
+            lambda r: reputation_services.review_set_hidden(review_id=r.pk, hidden=False),
+            "Showed",
         )

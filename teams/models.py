@@ -57,6 +57,9 @@ class OnboardingStep(models.TextChoices):
     DONE = "done", "Done"
 
 
+MAX_RESEARCH_EVERY_HOURS = 24 * 30
+
+
 class Team(models.Model):
     """An agent team a user hired, paid for by a subscription at the payment provider."""
 
@@ -71,6 +74,8 @@ class Team(models.Model):
     trigger_mode = models.CharField(max_length=20, choices=TriggerMode.choices, default=TriggerMode.SCHEDULED)
     default_currency = models.CharField(max_length=3, default="usd")
     auto_config = models.JSONField(default=dict, blank=True)
+    # {"research_every_hours": N} (1..MAX_RESEARCH_EVERY_HOURS) or {}: no recurring research
+    # (docs/decisions.md#team-cadence). The API validates it; `research_every_hours` reads it defensively.
     orchestrator_cadence = models.JSONField(default=dict, blank=True)
     content_strategy = models.JSONField(default=dict, blank=True)
     config = models.JSONField(default=dict, blank=True)
@@ -111,6 +116,15 @@ class Team(models.Model):
     @property
     def workflow_phase_label(self) -> str:
         return self.get_workflow_phase_display()
+
+    @property
+    def research_every_hours(self) -> int | None:
+        """The cadence of recurring research, or None: not set, or not a valid value (an admin edit)."""
+        cadence = self.orchestrator_cadence if isinstance(self.orchestrator_cadence, dict) else {}
+        hours = cadence.get("research_every_hours")
+        if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= MAX_RESEARCH_EVERY_HOURS:
+            return None
+        return hours
 
     @property
     def usable_connected_accounts(self) -> list[dict]:

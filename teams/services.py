@@ -6,7 +6,9 @@ reactivate first claim the team with a conditional UPDATE (so of concurrent requ
 provider and the others get 409), call the provider outside any transaction, then record its answer,
 or give the claim back if it failed. While the provider is being asked, a team being unsubscribed is
 `cancelling` without `subscription_ends_at`, and one being reactivated is `active` with it; neither
-can be unsubscribed or reactivated again until the call is over (or the claim is STALE_CLAIM old).
+can be unsubscribed or reactivated again until the call is over (or the claim is STALE_CLAIM old). Pause and
+resume (a PATCH of `status`) claim the team the same way and tell the provider to stop or start collecting
+(docs/decisions.md#pausing-a-team-pauses-billing).
 """
 
 from __future__ import annotations
@@ -141,36 +143,87 @@ def team_hire(
     return team
 
 
-@transaction.atomic
 def team_update(*, team_id, owner, status: str | None = None, **changes: Any) -> Team:
-    team = _locked(team_id=team_id, owner=owner)
-    for name, value in changes.items():
+    """Change the settings sent. A run-state change (pause / resume) is told to the payment provider first, with
+    the settings applied only once it agreed (docs/decisions.md#pausing-a-team-pauses-billing)."""
+    for name in changes:
         if name not in EDITABLE_FIELDS:
             raise ValueError(f"{name} cannot be changed here")
+    team = _owned(team_id=team_id, owner=owner)
+    if status is None or status == team.status == _settled_status(team):
+        return _team_edit(team_id=team.pk, owner=owner, changes=changes)
+    run_states = (TeamStatus.ACTIVE, TeamStatus.PAUSED)
+    if status in run_states and team.status in run_states:  # the claim decides (409 while one is under way)
+        return _run_state_change(team, pause=status == TeamStatus.PAUSED, changes=changes)
+    raise InvalidState(f"A team cannot go from {team.status} to {status} this way.")
+
+
+@transaction.atomic
+def _team_edit(*, team_id, owner, changes: dict[str, Any]) -> Team:
+    team = _locked(team_id=team_id, owner=owner)
+    for name, value in changes.items():
         setattr(team, name, value)
-    if status is not None and status != team.status:
-        _change_run_state(team, status)
     team.save()
     return team
 
 
-def _change_run_state(team: Team, status: str) -> None:
+# Pause and resume claim the team as unsubscribe does: while the provider is asked, a team being paused is
+# `paused` without `paused_at`, one being resumed is `active` with it; either is settled when the provider agreed.
+def _settled_status(team: Team) -> str:
+    if team.status == TeamStatus.PAUSED and team.paused_at is None:
+        return TeamStatus.ACTIVE  # being paused: not yet
+    if team.status == TeamStatus.ACTIVE and team.paused_at is not None:
+        return TeamStatus.PAUSED  # being resumed: not yet
+    return team.status
+
+
+def _run_state_change(team: Team, *, pause: bool, changes: dict[str, Any]) -> Team:
     now = timezone.now()
-    if status == TeamStatus.PAUSED and team.status == TeamStatus.ACTIVE:
-        team.status, team.paused_at = TeamStatus.PAUSED, now
-        _publish(team, "team.paused")
-    elif status == TeamStatus.ACTIVE and team.status == TeamStatus.PAUSED:
-        team.status, team.paused_at = TeamStatus.ACTIVE, None
-        _publish(team, "team.resumed")
+    stale = Q(updated_at__lt=now - STALE_CLAIM)
+    if pause:
+        settled = Q(status=TeamStatus.ACTIVE, paused_at__isnull=True, subscription_ends_at__isnull=True)
+        in_flight, given_back = Q(status=TeamStatus.PAUSED, paused_at__isnull=True), {"status": TeamStatus.ACTIVE}
     else:
-        raise InvalidState(f"A team cannot go from {team.status} to {status} this way.")
+        settled = Q(status=TeamStatus.PAUSED, paused_at__isnull=False)
+        in_flight, given_back = Q(status=TeamStatus.ACTIVE, paused_at__isnull=False), {"status": TeamStatus.PAUSED}
+    claim_status = TeamStatus.PAUSED if pause else TeamStatus.ACTIVE
+    if not Team.objects.filter(settled | (in_flight & stale), pk=team.pk).update(status=claim_status, updated_at=now):
+        raise _refused(team, "A pause or resume of this team is under way, or it cannot be paused or resumed")
+    # Ours while the team is in the claimed state (a settings PATCH meanwhile changes `updated_at`, not that).
+    claimed = Team.objects.filter(in_flight, pk=team.pk)
+    subscription = None
+    if team.payments_subscription_id:
+        # One key per transition: the team, pause or resume, and the instant of this claim (a later pause of the
+        # same team is another request to the provider, a retried call of this one the same).
+        key = f"team-{'pause' if pause else 'resume'}:{team.id}:{int(now.timestamp() * 1_000_000)}"
+        try:
+            subscription = get_payment_provider().set_collection_paused(
+                team.payments_subscription_id, pause, idempotency_key=key
+            )
+        except Exception:
+            claimed.update(**given_back, updated_at=timezone.now())  # the team as it was
+            raise
+    with transaction.atomic():
+        locked = claimed.select_for_update().first()
+        if locked is None:  # our claim was stale, taken over, and the request that took it finished first
+            raise _refused(team, "A pause or resume of this team is under way")
+        for name, value in changes.items():
+            setattr(locked, name, value)
+        locked.paused_at = now if pause else None
+        if subscription is not None:
+            locked.subscription_status = subscription.status
+        locked.save()
+        _publish(locked, "team.paused" if pause else "team.resumed")
+    logger.info("team %s %s; the provider was told (%s)", team.id, "paused" if pause else "resumed", bool(subscription))
+    return locked
 
 
 def team_unsubscribe(*, team_id, owner) -> Team:
     """Cancel at the end of the billing period: the team keeps working until then."""
     team = _owned(team_id=team_id, owner=owner)
     now = timezone.now()
-    claimable = Q(status=TeamStatus.ACTIVE) | Q(status=TeamStatus.CANCELLING, updated_at__lt=now - STALE_CLAIM)
+    active = Q(status=TeamStatus.ACTIVE, paused_at__isnull=True)  # not while a resume is under way
+    claimable = active | Q(status=TeamStatus.CANCELLING, updated_at__lt=now - STALE_CLAIM)
     claim = Team.objects.filter(claimable, pk=team.pk, subscription_ends_at__isnull=True)
     if not claim.update(status=TeamStatus.CANCELLING, updated_at=now):
         raise _refused(team, "Only an active team can be unsubscribed")

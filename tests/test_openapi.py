@@ -115,6 +115,7 @@ def test_the_deploy_check_make_serve_runs_passes():
         PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
     )
 
     assert result.returncode == 0, result.stdout + result.stderr

@@ -25,9 +25,13 @@ EVENT_TYPES: tuple[str, ...] = (
     "team.past_due",
     "team.cancelled",
     "publication.status_changed",
+    # A discovery run changed a brand's discovered competitors (docs/decisions.md#competitor-discovery).
+    "competitors.changed",
     # Paying sellers (docs/payouts.md#events).
     "earning.available",
     "payout.paid",
     "payout.failed",
     "dispute.resolved",
+    # A poster rated a completed task (docs/decisions.md#reviews).
+    "review.created",
 )

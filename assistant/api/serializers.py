@@ -142,6 +142,12 @@ class ImageGenerateInput(serializers.Serializer):
         help_text="An image model identifier from `GET /api/v1/allmodelchat/models`; the default model when omitted.",
     )
     conversation_id = serializers.UUIDField(help_text="The AllModelChat conversation the image belongs to.")
+    brand_id = serializers.UUIDField(
+        required=False,
+        help_text="One of your brands: the image takes its newest brand kit's colours (background, accent, "
+        "palette), logo and font where the model can use them (the local model draws them; a remote one is told "
+        "the colours and the brand's description). Another user's brand or none: 404 `not_found`.",
+    )
 
 
 class ImageGenerationResultSerializer(serializers.Serializer):

@@ -294,6 +294,7 @@ class ImageGenerateView(ApiView):
         responses={
             200: ImageGenerationResultSerializer,
             402: error_response("Not enough credits (`insufficient_credits`); nothing was taken."),
+            404: error_response("`brand_id` is not one of your brands (`not_found`); nothing was taken."),
             502: error_response("The image provider failed (`provider_error`); your credits were given back."),
             503: error_response(
                 "The model's provider is not configured or cannot be reached (`provider_unavailable`); "
@@ -309,6 +310,7 @@ class ImageGenerateView(ApiView):
             prompt=data["prompt"],
             model=data.get("model"),
             conversation_id=data["conversation_id"],
+            brand_id=data.get("brand_id"),
         )
         url = request.build_absolute_uri(default_storage.url(generation.storage_name))
         return Response(

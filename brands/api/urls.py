@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from brands.api.views import ads, brands, competitors, intelligence, publications
+from brands.api.views import ads, brands, competitors, connections, intelligence, publications
 
 BRAND = "brands/<uid:brand_id>"
 GROUPS = f"{BRAND}/brand-intelligence/tracked-groups"
@@ -12,6 +12,7 @@ urlpatterns = [
     path("brands", brands.BrandListView.as_view(), name="brands"),
     path(BRAND, brands.BrandDetailView.as_view(), name="brand-detail"),
     path(f"{BRAND}/research-status", brands.ResearchStatusView.as_view(), name="brand-research-status"),
+    path(f"{BRAND}/research/<str:module>/run", brands.ResearchRunView.as_view(), name="brand-research-run"),
     path("brand-kits", brands.BrandKitListView.as_view(), name="brand-kits"),
     path("brand-kits/<uid:kit_id>", brands.BrandKitDetailView.as_view(), name="brand-kit-detail"),
     path(
@@ -43,11 +44,22 @@ urlpatterns = [
         intelligence.ArtifactDetailView.as_view(),
         name="artifact-detail",
     ),
+    path(f"{BRAND}/connections", connections.BrandConnectionListView.as_view(), name="brand-connections"),
+    path(
+        f"{BRAND}/connections/<uid:connection_id>",
+        connections.BrandConnectionDetailView.as_view(),
+        name="brand-connection-detail",
+    ),
     path(f"{BRAND}/publications", publications.BrandPublicationListView.as_view(), name="brand-publications"),
     path(
         "publications/<uid:publication_id>/confirm",
         publications.PublicationConfirmView.as_view(),
         name="publication-confirm",
+    ),
+    path(
+        "publications/<uid:publication_id>/approve",
+        publications.PublicationApproveView.as_view(),
+        name="publication-approve",
     ),
     path(
         "publications/<uid:publication_id>/cancel",

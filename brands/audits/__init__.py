@@ -16,6 +16,8 @@ from brands.audits.text import top_keywords
 from brands.models import Brand, CompetitorSource, ResearchModule, TrackedGroupMember
 from brands.selectors.competitors import competitor_roster
 from brands.services.competitors import competitors_discover
+from brands.services.discovery import competitors_discovery_run
+from core.http.errors import ProviderError, ProviderUnavailable
 from core.http.outbound import OutboundError, UnsafeURL, fetch
 from scrapers.html_facts import extract_page_facts
 
@@ -44,12 +46,21 @@ def audit_brand_classification(brand: Brand) -> AuditOutcome:
 
 
 def audit_competitors(brand: Brand) -> AuditOutcome:
+    """A discovery run first (docs/decisions.md#competitor-discovery): a provider that fails is reported in the
+    artifact's `discovery` and the rest of the audit still runs on the rows the brand has."""
+    try:
+        discovery = competitors_discovery_run(brand_id=brand.id)
+    except (ProviderError, ProviderUnavailable) as exc:
+        discovery = {"status": "failed", "error": exc.message, "retryable": isinstance(exc, ProviderUnavailable)}
     summary = competitors_discover(brand=brand)
+    summary["discovery"] = discovery
+    found = f"; discovery: {len(discovery['added'])} new" if discovery["status"] == "completed" else ""
     return AuditOutcome(
         title="Competitor discovery",
         summary=(
-            f"{summary['roster_size']} competitors ({summary['discovered']} discovered, "
-            f"{summary['brand_kit_names']} from brand kits); {len(summary['adopted'])} adopted."
+            f"{summary['roster_size']} competitors ({summary['discovered']} discovered, {summary['manual']} added "
+            f"by hand, {summary['seeded']} seeded, {summary['brand_kit_names']} from brand kits); "
+            f"{len(summary['adopted'])} adopted{found}."
         ),
         data=summary,
     )

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import cache
 from urllib.parse import urlsplit
 
+import tldextract
 from rapidfuzz import process
 from rapidfuzz.distance import Indel
 
@@ -232,3 +233,80 @@ class NameIndex:
 
     def __contains__(self, key: str) -> bool:
         return self.match(key) is not None
+
+
+# --- One company under two names or hosts (discovery's deduplication, docs/decisions.md#competitor-discovery) ----
+
+# Trailing words that name a company's line of business or structure rather than the company:
+# "Ford Motor Company" is Ford, "Meta Platforms" is Meta. Only trailing ones go, and one word always stays.
+CORPORATE_WORDS = frozenset(
+    {
+        "motor",
+        "motors",
+        "platforms",
+        "group",
+        "holdings",
+        "holding",
+        "international",
+        "global",
+        "worldwide",
+        "brands",
+        "industries",
+        "enterprises",
+        "technologies",
+        "systems",
+    }
+)
+
+
+def _plain_tokens(name: str) -> list[str]:
+    text = unicodedata.normalize("NFKD", name.casefold().strip())
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = _APOSTROPHES.sub("", _DOMAIN_SUFFIX.sub("", text))
+    return _NON_WORD.sub(" ", text).split()
+
+
+def identity_keys(name: str) -> frozenset[str]:
+    """The forms under which a company name is compared with another: its normalised name, that name
+    without trailing corporate words ("ford motor" → "ford"), and the name written as one word before
+    legal suffixes go ("Pepsi Co" and "PepsiCo" → "pepsico")."""
+    key = normalize_name(name)
+    keys = {key, key.replace(" ", "")}
+    core = key.split()
+    while len(core) > 1 and core[-1] in CORPORATE_WORDS:
+        core.pop()
+    keys.add(" ".join(core))
+    if joined := "".join(_plain_tokens(name)):
+        keys.add(joined)
+    return frozenset(k for k in keys if k)
+
+
+def same_company(a: str, b: str) -> bool:
+    """Two names of one company: a shared identity key, or the roster's fuzzy rule on the normalised names."""
+    if identity_keys(a) & identity_keys(b):
+        return True
+    return NameIndex([normalize_name(a)]).match(normalize_name(b)) is not None
+
+
+@cache
+def _suffix_list():
+    """tldextract on the Public Suffix List snapshot it ships: no suffix list is fetched at run time."""
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
+
+
+def registrable_domain(value: str) -> str:
+    """`https://shop.pepsico.co.uk/x` → `pepsico.co.uk`: the host a company registered, under its public
+    suffix; "" for what is not a public host name (an IP address, `localhost`, a bare suffix)."""
+    host = normalize_domain(value)
+    if not host:
+        return ""
+    parts = _suffix_list()(host)
+    if not parts.suffix or not parts.domain:
+        return ""
+    return f"{parts.domain}.{parts.suffix}"
+
+
+def name_from_domain(domain: str) -> str:
+    """A display name for a discovered domain with no other name: `pepsico.com` → `Pepsico`."""
+    label = registrable_domain(domain).split(".", 1)[0] or domain
+    return " ".join(part.capitalize() for part in label.split("-") if part) or domain

@@ -95,6 +95,9 @@ class ResearchItem(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Times this run was queued: 1 when started, +1 each time the sweep queues it again after it was lost
+    # (docs/decisions.md#audit-sweep); at RESEARCH_AUDIT_MAX_ATTEMPTS the sweep fails it instead.
+    attempts = models.PositiveSmallIntegerField(default=0, db_default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

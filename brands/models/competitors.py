@@ -31,6 +31,26 @@ class CompetitorSource(models.TextChoices):
     BRAND_KIT = "brand_kit"
 
 
+class CompetitorOrigin(models.TextChoices):
+    """Where a roster row really came from (docs/decisions.md#competitor-discovery): additive to `source`, whose
+    two values stay as they are. A seed records how it was found (`discovered_by`); a manual row is `manual`."""
+
+    DATAFORSEO = "dataforseo"  # DataForSEO Labs' competitors of the brand's domain
+    LOCAL_CRAWL = "local_crawl"  # links on the brand's website, fetched on this machine
+    DEMO = "demo"  # the demo seed
+    ADMIN = "admin"  # typed in the Django admin (and every seed stored before discovery existed)
+    MANUAL = "manual"  # added by a person through the API
+    BRAND_KIT = "brand_kit"  # a name in a brand kit
+
+
+# The origins that count as discovered: found in data by a provider, not typed or seeded.
+DISCOVERED_ORIGINS = frozenset({CompetitorOrigin.DATAFORSEO.value, CompetitorOrigin.LOCAL_CRAWL.value})
+SEED_ORIGINS = [
+    (o.value, o.label)
+    for o in (CompetitorOrigin.DATAFORSEO, CompetitorOrigin.LOCAL_CRAWL, CompetitorOrigin.DEMO, CompetitorOrigin.ADMIN)
+]
+
+
 class CompetitorData(models.Model):
     name = models.CharField(max_length=200)
     canonical_domain = models.CharField(max_length=253, blank=True)
@@ -84,6 +104,10 @@ class CompetitorSeed(CompetitorData):
         help_text="Set on private seeds only.",
     )
     target_domain = models.CharField(max_length=253, db_index=True, help_text="The brand domain it competes with.")
+    # How the seed was found (CompetitorOrigin): discovery replaces only the seeds its own provider found.
+    discovered_by = models.CharField(
+        max_length=20, choices=SEED_ORIGINS, default=CompetitorOrigin.ADMIN, db_default=CompetitorOrigin.ADMIN
+    )
     # The normalised name (brands.domain.matching.normalize_name), kept for exact look-ups across targets.
     name_key = models.CharField(max_length=200, blank=True, db_index=True)
 

@@ -35,6 +35,7 @@ class PublicationPhase(models.TextChoices):
     AWAITING_CONFIRMATION = "awaiting_confirmation", "Preflight: waiting for confirmation"
     WAITING_FOR_WORKER = "waiting_for_worker", "Queued: waiting for the publisher"
     SCHEDULED = "scheduled", "Queued: waiting for its scheduled time"
+    AWAITING_APPROVAL = "awaiting_approval", "Queued: waiting for the brand owner's approval (supervised team)"
     VALIDATING = "validating", "Processing: validating the payload"
     PUBLISHING = "publishing", "Processing: handing it to the platform"
     PUBLISHED = "published", "Succeeded: live on the platform"
@@ -82,6 +83,15 @@ class Publication(models.Model):
         indexes = [
             models.Index(fields=["brand", "-created_at"]),
             models.Index(fields=["status", "expires_at"]),
+        ]
+        constraints = [
+            # A payload (creative, variant, platform, destination, preview) is published once per brand: the
+            # confirm answers a second one with the first (docs/decisions.md#publication-once-per-payload).
+            models.UniqueConstraint(
+                fields=["brand", "payload_hash"],
+                condition=models.Q(status__in=["queued", "processing", "succeeded"]),
+                name="publication_once_per_payload",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -25,7 +25,14 @@ from django.db import connection
 from django.db.models import Q
 
 from brands.domain.matching import normalize_name
-from brands.models import Brand, BrandCompetitor, CompetitorSeed, CompetitorSource, TrackedGroupMember
+from brands.models import (
+    Brand,
+    BrandCompetitor,
+    CompetitorOrigin,
+    CompetitorSeed,
+    CompetitorSource,
+    TrackedGroupMember,
+)
 
 # Text fields, rendered as null when empty.
 TEXT_FIELDS = (
@@ -115,6 +122,7 @@ _ROW_JSON = ",\n        ".join(
         f"'created_at', {_ts('COALESCE(s.created_at, c.created_at)')}",
         f"'updated_at', {_ts('GREATEST(s.updated_at, c.updated_at)')}",
         f"'source', '{CompetitorSource.SEO_DISCOVERY.value}'",
+        f"'origin', COALESCE(s.discovered_by, '{CompetitorOrigin.MANUAL.value}')",
     ]
 )
 _NAME_KEY = "(CASE WHEN s.id IS NULL OR c.edited_fields ? 'name' THEN NULL ELSE s.name_key END)"
@@ -212,6 +220,7 @@ def _row_dict(brand: Brand, seed: CompetitorSeed | None, copy: BrandCompetitor |
         "created_at": iso(seed.created_at if seed is not None else copy.created_at),
         "updated_at": iso(max(stamps)),
         "source": CompetitorSource.SEO_DISCOVERY.value,
+        "origin": seed.discovered_by if seed is not None else CompetitorOrigin.MANUAL.value,
     }
 
 

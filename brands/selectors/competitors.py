@@ -27,7 +27,7 @@ from typing import Any
 from uuid import UUID
 
 from brands.domain.matching import NameIndex, normalize_name
-from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed, CompetitorSource
+from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorOrigin, CompetitorSeed, CompetitorSource
 from brands.selectors.competitor_rows import (
     TEXT_FIELDS,
     Row,
@@ -70,6 +70,7 @@ def _kit_row_json(brand: Brand, kit_id: UUID, created_at: datetime, updated_at: 
         "created_at": iso(created_at),
         "updated_at": iso(updated_at),
         "source": CompetitorSource.BRAND_KIT.value,
+        "origin": CompetitorOrigin.BRAND_KIT.value,
     }
     return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 

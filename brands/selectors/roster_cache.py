@@ -35,6 +35,9 @@ from django.db import transaction
 from django.utils.text import compress_string
 
 SHARED_GENERATION = "roster:gen:shared"
+# The rows' shape: a release that adds a field (v2: `origin`) reads and writes other slots than the release
+# before, so during a rolling deploy neither serves the other's rows.
+ROW_SHAPE = "v2"
 
 
 def _brand_generation(brand_id: UUID) -> str:
@@ -86,7 +89,8 @@ class RosterSlot:
 def roster_slot(brand_id: UUID, *, removed: bool) -> RosterSlot:
     """The brand's roster slot at the current generations (take it before reading the database)."""
     own, shared = _generations(brand_id)
-    return RosterSlot(key=f"roster:{brand_id}:{'removed' if removed else 'active'}", stamp=f"{own}:{shared}")
+    list_name = "removed" if removed else "active"
+    return RosterSlot(key=f"roster:{ROW_SHAPE}:{brand_id}:{list_name}", stamp=f"{own}:{shared}")
 
 
 GZIP_MIN_BYTES = 1024  # smaller bodies go out plain

@@ -13,7 +13,7 @@ from django.utils import timezone
 from brands.domain.matching import normalize_domain
 from brands.models import Brand, BrandKit
 from brands.selectors.brands import brand_of, kit_of
-from brands.services.research import audit_modules, audits_queue
+from brands.services.research import Dispatch, audit_modules, audits_queue
 from core.http.errors import InputRejected, NotFound
 from teams.models import Team, TeamStatus
 
@@ -121,6 +121,12 @@ class LinkResult:
     kit: BrandKit
     team: Team
     audits: list[str]
+    dispatch: Dispatch | None = None
+
+    @property
+    def audits_not_started(self) -> list[str]:
+        """The audits that could not be sent. Read after the commit (the view does): before it, none was tried."""
+        return list(self.dispatch.not_started) if self.dispatch is not None else []
 
 
 @transaction.atomic
@@ -150,5 +156,5 @@ def brand_kit_link_team(*, owner, kit_id: UUID, team_id: UUID) -> LinkResult:
         return LinkResult(kit=kit, team=team, audits=[])
     config = team.config if isinstance(team.config, dict) else {}
     audits = audit_modules(brand=kit.brand, declared=config.get("audits"))
-    audits_queue(brand=kit.brand, modules=audits)
-    return LinkResult(kit=kit, team=team, audits=audits)
+    dispatch = audits_queue(brand=kit.brand, modules=audits)
+    return LinkResult(kit=kit, team=team, audits=audits, dispatch=dispatch)

@@ -17,7 +17,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from brands.domain.matching import normalize_domain, normalize_name
-from brands.models import Advertiser, Brand, BrandCompetitor, CompetitorSeed, CompetitorSource
+from brands.models import (
+    DISCOVERED_ORIGINS,
+    Advertiser,
+    Brand,
+    BrandCompetitor,
+    CompetitorOrigin,
+    CompetitorSeed,
+    CompetitorSource,
+)
 from brands.selectors.brands import brand_of
 from brands.selectors.competitors import (
     active_discovered_names,
@@ -240,16 +248,26 @@ def competitors_discover(*, brand: Brand) -> dict[str, Any]:
             names.setdefault(r["advertiser_id"], r["name"])
     by_id = {str(a.id): a for a in Advertiser.objects.filter(id__in=names)}
     group = competitors_group_sync(brand=brand, advertisers=[(by_id[i], n) for i, n in names.items() if i in by_id])
+    origins = [r["origin"] for r in discovered]
     return {
         "roster_size": len(roster),
-        "discovered": len(discovered),
+        # Only rows a provider found in data count as discovered (docs/decisions.md#competitor-discovery).
+        "discovered": sum(1 for o in origins if o in DISCOVERED_ORIGINS),
+        "manual": origins.count(CompetitorOrigin.MANUAL),
+        "seeded": sum(1 for o in origins if o in (CompetitorOrigin.DEMO, CompetitorOrigin.ADMIN)),
         "brand_kit_names": len(roster) - len(discovered),
         "starred": sum(1 for r in roster if r["is_starred"]),
         "adopted": adopted,
         "identities_resolved": resolved,
         "tracked_group_id": str(group.id),
         "competitors": [
-            {"id": str(r["id"]), "name": r["name"], "source": r["source"], "domain": r["canonical_domain"]}
+            {
+                "id": str(r["id"]),
+                "name": r["name"],
+                "source": r["source"],
+                "origin": r["origin"],
+                "domain": r["canonical_domain"],
+            }
             for r in roster[:100]
         ],
     }

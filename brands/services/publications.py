@@ -18,16 +18,28 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from brands.models import Publication, PublicationPhase, PublicationStatus
+from brands.models import (
+    BrandKit,
+    ConnectedAccount,
+    ConnectedPlatform,
+    ConnectionHealth,
+    Publication,
+    PublicationPhase,
+    PublicationStatus,
+)
 from brands.providers.publishing import PublishRequest, PublishResult, get_publishing_provider
+from brands.providers.social import PlatformRefused, TokenExpired, content_of, social_adapter
 from brands.selectors.brands import brand_of
+from brands.services.connections import connection_record_health
 from core.http.errors import InvalidState, NotFound
 from core.ops.enqueue import enqueue_after_commit, enqueue_now
+from teams.models import OperationMode
 from webhooks_app.services import event_publish
 
 logger = logging.getLogger(__name__)
 
 S = PublicationStatus
+SUPERVISED = OperationMode.SUPERVISED
 CANCELLABLE = (S.PREFLIGHT, S.QUEUED)
 _FINAL_PHASE = {
     S.SUCCEEDED: PublicationPhase.PUBLISHED,
@@ -156,26 +168,73 @@ def publication_confirm(*, owner, publication_id: UUID) -> Publication:
         logger.info("publication %s confirms the payload of %s: answered with it", publication.id, twin.id)
         return _reload(twin.id)
     now = timezone.now()
-    # A scheduled one waits for its time (publications_requeue sends it then); either waits for a worker
-    # PUBLICATION_QUEUED_HOURS from when it is due before it expires, so a backlog does not cancel it.
-    later = publication.scheduled_at is not None and publication.scheduled_at > now
-    due = publication.scheduled_at if later else now
-    moved = Publication.objects.filter(id=publication.id, status=S.PREFLIGHT, expires_at__gt=now).update(
-        status=S.QUEUED,
-        phase=PublicationPhase.SCHEDULED if later else PublicationPhase.WAITING_FOR_WORKER,
-        confirmed_at=now,
-        updated_at=now,
-        expires_at=due + timedelta(hours=settings.PUBLICATION_QUEUED_HOURS),
-    )
+    if needs_approval(publication.brand_id):
+        # A supervised team's brand: queued, waiting for the owner's approval, and it does not expire while it
+        # waits: publications_expire skips the phase, approve sets a new expires_at
+        # (docs/decisions.md#publication-approval).
+        moved = Publication.objects.filter(id=publication.id, status=S.PREFLIGHT, expires_at__gt=now).update(
+            status=S.QUEUED, phase=PublicationPhase.AWAITING_APPROVAL, confirmed_at=now, updated_at=now
+        )
+        if not moved:
+            _refuse_confirm(publication)
+        publication = _reload(publication.id)
+        _emit(publication, S.PREFLIGHT)
+        return publication
+    moved = _release(publication, now=now, status=S.PREFLIGHT, confirmed_at=now)
     if not moved:
-        if publication.status == S.PREFLIGHT:
-            raise InvalidState("The preflight has expired; create a new one.")
-        raise InvalidState(f"A {publication.status} publication cannot be confirmed.")
+        _refuse_confirm(publication)
     publication = _reload(publication.id)
     _emit(publication, S.PREFLIGHT)
-    if not later:
+    return publication
+
+
+def _refuse_confirm(publication: Publication) -> None:
+    if publication.status == S.PREFLIGHT:
+        raise InvalidState("The preflight has expired; create a new one.")
+    raise InvalidState(f"A {publication.status} publication cannot be confirmed.")
+
+
+def _release(publication: Publication, *, now, **match) -> int:
+    """Hand a confirmed (and, when it had to be, approved) publication to the publisher: a scheduled one waits
+    for its time (publications_requeue sends it then); either waits for a worker PUBLICATION_QUEUED_HOURS from
+    when it is due before it expires, so a backlog does not cancel it."""
+    later = publication.scheduled_at is not None and publication.scheduled_at > now
+    due = publication.scheduled_at if later else now
+    fields = {k: v for k, v in match.items() if k == "confirmed_at"}
+    match = {k: v for k, v in match.items() if k != "confirmed_at"}
+    queryset = Publication.objects.filter(id=publication.id, **match)
+    if match.get("status") == S.PREFLIGHT:
+        queryset = queryset.filter(expires_at__gt=now)
+    moved = queryset.update(
+        status=S.QUEUED,
+        phase=PublicationPhase.SCHEDULED if later else PublicationPhase.WAITING_FOR_WORKER,
+        updated_at=now,
+        expires_at=due + timedelta(hours=settings.PUBLICATION_QUEUED_HOURS),
+        **fields,
+    )
+    if moved and not later:
         # Not sent (broker down): it stays queued, the beat queues it again (publications_requeue) or it expires.
         enqueue_after_commit("brands.tasks.publish_publication", str(publication.id))
+    return moved
+
+
+def needs_approval(brand_id: UUID) -> bool:
+    """A brand whose kit is linked to a team in supervised mode publishes only what its owner approved."""
+    return BrandKit.objects.filter(brand_id=brand_id, team__operation_mode=SUPERVISED).exists()
+
+
+@transaction.atomic
+def publication_approve(*, owner, publication_id: UUID) -> Publication:
+    """The brand owner approves a confirmed publication that waits for approval: it goes to the publisher (or
+    waits for its scheduled time). Approving an approved one again answers it as it is."""
+    publication = _owned(owner, publication_id)
+    now = timezone.now()
+    if not _release(publication, now=now, status=S.QUEUED, phase=PublicationPhase.AWAITING_APPROVAL):
+        if publication.status == S.QUEUED and publication.phase != PublicationPhase.AWAITING_APPROVAL:
+            return publication  # approved already (or never needed it)
+        raise InvalidState(f"A {publication.status} publication is not waiting for approval.")
+    publication = _reload(publication.id)
+    _emit(publication, S.QUEUED)
     return publication
 
 
@@ -232,7 +291,7 @@ def _claim(publication_id: UUID, *, resume: bool) -> Publication | None:
         # A scheduled one is not taken before its time, whatever message arrives.
         moved = (
             Publication.objects.filter(id=publication_id, status=S.QUEUED)
-            .exclude(phase=PublicationPhase.SCHEDULED)
+            .exclude(phase__in=(PublicationPhase.SCHEDULED, PublicationPhase.AWAITING_APPROVAL))
             .update(status=S.PROCESSING, phase=PublicationPhase.VALIDATING, updated_at=now)
         )
         if moved:
@@ -243,7 +302,9 @@ def _claim(publication_id: UUID, *, resume: bool) -> Publication | None:
     if Publication.objects.filter(id=publication_id, status=S.PROCESSING, updated_at__lte=stale).update(
         phase=PublicationPhase.VALIDATING, updated_at=now
     ):
-        return _reload(publication_id)
+        publication = _reload(publication_id)
+        publication.resumed = True  # an attempt was started before: the platform may already hold the post
+        return publication
     return None
 
 
@@ -254,20 +315,78 @@ def publication_process(*, publication_id: UUID, resume: bool = False) -> str | 
     publication = _claim(publication_id, resume=resume)
     if publication is None:
         return None
+    # "Attempt started", in its own short UPDATE: no lock is held across the platform call.
     Publication.objects.filter(id=publication.id, status=S.PROCESSING).update(
         phase=PublicationPhase.PUBLISHING, updated_at=timezone.now()
     )
-    result = get_publishing_provider().publish(
-        PublishRequest(
-            idempotency_key=str(publication.id),
-            action=publication.action,
-            platform=publication.platform,
-            destination_id=publication.destination_id,
-            payload=publication.payload,
-            payload_hash=publication.payload_hash,
+    connection = _connection_for(publication)
+    if connection is not None:
+        result = _publish_through(connection, publication, resumed=getattr(publication, "resumed", False))
+    else:
+        result = get_publishing_provider().publish(
+            PublishRequest(
+                idempotency_key=str(publication.id),
+                action=publication.action,
+                platform=publication.platform,
+                destination_id=publication.destination_id,
+                payload=publication.payload,
+                payload_hash=publication.payload_hash,
+            )
         )
-    )
     return publication_finish(publication_id=publication.id, result=result)
+
+
+# The connected-account platform a publication's platform posts through (docs/decisions.md#publishing-adapters).
+CONNECTED_PLATFORM = {"facebook": ConnectedPlatform.FACEBOOK_PAGE, "instagram": ConnectedPlatform.INSTAGRAM}
+
+
+def _connection_for(publication: Publication) -> ConnectedAccount | None:
+    """The brand's connected account that is the publication's destination; None: the configured provider."""
+    platform = CONNECTED_PLATFORM.get(publication.platform)
+    if platform is None or publication.action != "social_publish":
+        return None
+    return ConnectedAccount.objects.filter(
+        brand_id=publication.brand_id, platform=platform, account_id=publication.destination_id
+    ).first()
+
+
+def _publish_through(connection: ConnectedAccount, publication: Publication, *, resumed: bool) -> PublishResult:
+    """Post through the platform's API. A resumed attempt first looks for the post at the platform (the answer
+    of an earlier attempt may have been lost after the platform stored it) and posts only when it is not there
+    (docs/decisions.md#publication-lookup-on-resume). Rate limits and network failures raise (the task retries
+    with back-off); an expired token marks the connection and fails the publication."""
+    problems, warnings = get_publishing_provider().check(publication.payload)
+    if problems:
+        first = next((p for p in problems if p.status == S.FAILED), problems[0])
+        return PublishResult(status=first.status, error_code=first.code, error_message=first.message, warnings=warnings)
+    adapter = social_adapter(connection.platform)
+    content = content_of(publication.payload)
+    token, account = connection.access_token, connection.account_id
+    try:
+        post = None
+        if resumed:
+            since = publication.confirmed_at or publication.created_at
+            post = adapter.find_post(token=token, account_id=account, content=content, since=since)
+            if post is not None:
+                logger.info(
+                    "publication %s found at the platform as %s: not posted again", publication.id, post.remote_id
+                )
+        if post is None:
+            post = adapter.publish(token=token, account_id=account, content=content)
+    except TokenExpired as exc:
+        connection_record_health(connection_id=connection.id, health=ConnectionHealth.TOKEN_EXPIRED, error=str(exc))
+        return PublishResult(
+            status=S.FAILED,
+            error_code="connection_expired",
+            error_message=f"The {connection.get_platform_display()} connection's token expired or was revoked: "
+            "connect the account again, then publish again.",
+            warnings=warnings,
+        )
+    except PlatformRefused as exc:
+        connection_record_health(connection_id=connection.id, health=ConnectionHealth.ERROR, error=exc.message)
+        return PublishResult(status=S.FAILED, error_code=exc.code[:50], error_message=exc.message, warnings=warnings)
+    connection_record_health(connection_id=connection.id, health=ConnectionHealth.HEALTHY)
+    return PublishResult(status=S.SUCCEEDED, remote_id=post.remote_id, permalink=post.permalink, warnings=warnings)
 
 
 @transaction.atomic
@@ -304,7 +423,8 @@ def publications_expire() -> int:
         rows = list(
             Publication.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("brand__owner")
-            .filter(status__in=CANCELLABLE, expires_at__lte=now)[:500]
+            .filter(status__in=CANCELLABLE, expires_at__lte=now)
+            .exclude(phase=PublicationPhase.AWAITING_APPROVAL)[:500]
         )
         for publication in rows:
             previous = publication.status

@@ -65,6 +65,7 @@ SPECTACULAR_SETTINGS = {
             "name": "publications",
             "description": "Publishing creatives to social platforms.",
         },
+        {"name": "connected accounts", "description": "A brand's social accounts that publications go through."},
         {"name": "ads", "description": "The ad-spend simulator."},
         {"name": "assistant", "description": "The assistant's conversation and its history."},
         {"name": "allmodelchat", "description": "Image generation paid with credits; credit packs and the ledger."},
@@ -73,6 +74,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "bids", "description": "Bids on tasks, their judge scores and artefacts; selecting starts payment."},
         {"name": "deliveries", "description": "The winning agent's delivery: dispatch, submit, review, retry."},
         {"name": "agents", "description": "Agents that bid on tasks: endpoint, signing secret, benchmarks."},
+        {"name": "reputation", "description": "Agents' records from verified outcomes, and the posters' reviews."},
         {
             "name": "payouts",
             "description": "Sellers' money: payout account onboarding, balance, earnings (net of the platform fee), "
@@ -112,6 +114,8 @@ SPECTACULAR_SETTINGS = {
         "JudgementStatusEnum": "tasks_market.models.market.JudgementStatus",
         "WebhookEventTypeEnum": "webhooks_app.event_types.EVENT_TYPES",
         "PaymentProviderEnum": "payments.providers.PROVIDERS",
+        "ConnectedPlatformEnum": "brands.models.connections.ConnectedPlatform",
+        "PlatformEnum": "brands.models.publications.PublicationPlatform",  # as before ConnectedPlatformEnum
         # Shared by two components each (a payment and its receipt; a payout in the list and alone).
         "PaymentStatusEnum": "payments.models.PaymentStatus",
         "PayoutStatusEnum": "payments.models.Payout.Status",

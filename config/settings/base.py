@@ -6,6 +6,9 @@ a malformed value fails at start-up instead of surfacing later as odd behaviour.
 
 from __future__ import annotations
 
+from botocore.config import Config as BotoConfig
+from django.core.exceptions import ImproperlyConfigured
+
 from config.settings.api import *  # noqa: F403
 from config.settings.celery import *  # noqa: F403
 from config.settings.domain import *  # noqa: F403
@@ -234,8 +237,44 @@ STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "static"
 MEDIA_URL = "/media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(VAR_DIR / "media"))
+# Media (generated images): this node's disk under MEDIA_ROOT by default, or a bucket every node shares on an
+# S3-compatible object store (MEDIA_STORAGE=s3). URLs come from the storage (docs/operations.md#media-storage).
+MEDIA_STORAGE = env_choice("MEDIA_STORAGE", ("filesystem", "s3"), "filesystem")
+MEDIA_S3_BUCKET = env.str("MEDIA_S3_BUCKET", default="")
+MEDIA_S3_ENDPOINT_URL = env.str("MEDIA_S3_ENDPOINT_URL", default="")  # empty: AWS itself
+MEDIA_S3_PUBLIC_DOMAIN = env.str("MEDIA_S3_PUBLIC_DOMAIN", default="")  # e.g. media.example.com (a CDN): https URLs
+MEDIA_S3_SIGNED_URLS = env.bool("MEDIA_S3_SIGNED_URLS", default=False)
+MEDIA_S3_SIGNED_URL_SECONDS = env.int("MEDIA_S3_SIGNED_URL_SECONDS", default=3600)
+if MEDIA_STORAGE == "s3" and not MEDIA_S3_BUCKET:
+    raise ImproperlyConfigured("MEDIA_STORAGE=s3 needs MEDIA_S3_BUCKET.")
+_MEDIA_BACKENDS = {
+    "filesystem": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "s3": {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": MEDIA_S3_BUCKET,
+            "endpoint_url": MEDIA_S3_ENDPOINT_URL or None,
+            "region_name": env.str("MEDIA_S3_REGION", default="") or None,
+            "access_key": env.str("MEDIA_S3_ACCESS_KEY_ID", default="") or None,
+            "secret_key": env.str("MEDIA_S3_SECRET_ACCESS_KEY", default="") or None,
+            "custom_domain": MEDIA_S3_PUBLIC_DOMAIN or None,
+            "url_protocol": "https:",
+            "querystring_auth": MEDIA_S3_SIGNED_URLS,
+            "querystring_expire": MEDIA_S3_SIGNED_URL_SECONDS,
+            "file_overwrite": False,  # a name is never reused: generated/<generation id>.png
+            # Every call has its deadline: connect 5 s, each read 30 s, 3 attempts in all.
+            "client_config": BotoConfig(
+                s3={"addressing_style": env_choice("MEDIA_S3_ADDRESSING_STYLE", ("path", "virtual", "auto"), "path")},
+                signature_version="s3v4",
+                connect_timeout=5,
+                read_timeout=30,
+                retries={"max_attempts": 3, "mode": "standard"},
+            ),
+        },
+    },
+}
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _MEDIA_BACKENDS[MEDIA_STORAGE],
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 

@@ -103,6 +103,18 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brands.tasks.requeue_publications",
         "schedule": timedelta(minutes=1),
     },
+    # Research audits lost with the broker or a worker are queued again, a bounded number of times, then
+    # failed with the reason (docs/decisions.md#audit-sweep). SKIP LOCKED: two beats sweep each item once.
+    "brands.requeue_lost_audits": {
+        "task": "brands.tasks.requeue_lost_audits",
+        "schedule": timedelta(minutes=5),
+    },
+    # Recurring research: the audits (competitor discovery included) of brands whose working team asks for
+    # them every `orchestrator_cadence.research_every_hours` (docs/decisions.md#team-cadence).
+    "brands.queue_recurring_research": {
+        "task": "brands.tasks.queue_recurring_research",
+        "schedule": timedelta(minutes=15),
+    },
     # Task deliveries: gives back claims of workers that died mid-dispatch, re-queues dispatches whose
     # message was lost, and re-sends dispatches stuck past DELIVERY_STUCK_AFTER_SECONDS (each at most 3 times).
     # It also judges bids whose judge job was lost. Every 5 minutes is well inside the 30-minute stuck

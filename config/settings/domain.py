@@ -130,3 +130,9 @@ PAYOUT_SCHEDULE = env_choice("PAYOUT_SCHEDULE", ("daily", "hourly"), "daily")
 # Payments still held for approval (authorised, not captured) are captured once this old, well before a
 # card authorisation expires (about 7 days; under 5 for some merchant-initiated ones).
 HELD_PAYMENT_CAPTURE_AFTER_HOURS = env.int("HELD_PAYMENT_CAPTURE_AFTER_HOURS", default=72)
+
+# Research audits (brands, docs/decisions.md#audit-sweep): an audit still `queued` this long (or `running` this long
+# past CELERY_TASK_TIME_LIMIT) was lost with its message or worker, and the sweep queues it again, at most
+# RESEARCH_AUDIT_MAX_ATTEMPTS times in all before it is `failed` with the reason.
+RESEARCH_AUDIT_STALE_SECONDS = env.int("RESEARCH_AUDIT_STALE_SECONDS", default=1800)
+RESEARCH_AUDIT_MAX_ATTEMPTS = env.int("RESEARCH_AUDIT_MAX_ATTEMPTS", default=3)

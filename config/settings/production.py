@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
@@ -26,6 +28,12 @@ if OUTBOUND_ALLOW_PRIVATE_URLS:
 if OUTBOUND_ALLOWED_ORIGINS or DEMO_AGENT_ENABLED or DEMO_INBOX_ENABLED or "demo" in INSTALLED_APPS:
     # The `demo` app (its InboxMessage table, routes and commands) is config/settings/local.py's to install.
     raise ImproperlyConfigured("The demo agent, the webhook inbox and their loopback origin are local only.")
+
+# Media URLs are absolute https: an S3 endpoint over plain http is a loopback stand-in's only (the multi-node test's).
+if MEDIA_STORAGE == "s3" and MEDIA_S3_ENDPOINT_URL and not MEDIA_S3_PUBLIC_DOMAIN:  # noqa: F405
+    _media_endpoint = urlsplit(MEDIA_S3_ENDPOINT_URL)  # noqa: F405
+    if _media_endpoint.scheme != "https" and not (_media_endpoint.hostname or "").startswith("127."):
+        raise ImproperlyConfigured("MEDIA_S3_ENDPOINT_URL must be https (or set MEDIA_S3_PUBLIC_DOMAIN).")
 
 # The local image renderer is a stand-in: not offered for credits unless a demo deployment opts in.
 IMAGES_LOCAL_MODEL_OFFERED = IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION  # noqa: F405

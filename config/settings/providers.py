@@ -69,3 +69,31 @@ PUBLISHING_LOCAL_PERMALINK_BASE = env.str("PUBLISHING_LOCAL_PERMALINK_BASE", def
 # The local publisher posts nowhere (its publications end `simulated`): `check --deploy` refuses it unless a demo
 # deployment opts in by this name (brands/checks.py, docs/operations.md#local-stand-ins-in-production).
 PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool("PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False)
+# Connected accounts' platform tokens are encrypted at rest with these Fernet keys (comma-separated, the first
+# encrypts, all decrypt: put a new key first, re-encrypt (brands.services.connections.connections_reencrypt),
+# then drop the old one).
+# Empty: one key derived from DJANGO_SECRET_KEY (docs/operations.md#connected-social-accounts).
+CONNECTED_ACCOUNT_TOKEN_KEYS = env.list("CONNECTED_ACCOUNT_TOKEN_KEYS", default=[])
+# Publishing through a connected account goes to the platform's API (brands/providers/social.py).
+META_GRAPH_BASE_URL = env.str("META_GRAPH_BASE_URL", default="https://graph.facebook.com")
+META_GRAPH_VERSION = env.str("META_GRAPH_VERSION", default="v21.0")
+LINKEDIN_API_BASE_URL = env.str("LINKEDIN_API_BASE_URL", default="https://api.linkedin.com")
+LINKEDIN_API_VERSION = env.str("LINKEDIN_API_VERSION", default="202411")  # the LinkedIn-Version header, YYYYMM
+SOCIAL_HTTP_TIMEOUT_SECONDS = env.float("SOCIAL_HTTP_TIMEOUT_SECONDS", default=15.0)
+
+# Competitor discovery (brands, docs/operations.md#competitor-discovery): `local` proposes the domains the brand's
+# own website links to; `dataforseo` asks DataForSEO Labs for the domains competing with the brand's domain.
+SEO_PROVIDER = env_choice("SEO_PROVIDER", ("local", "dataforseo"), "local")
+SEO_DISCOVERY_LIMIT = env.int("SEO_DISCOVERY_LIMIT", default=20)  # candidates asked for per run
+# The local provider reads one page and guesses: `check --deploy` refuses it unless a demo deployment opts in
+# by this name (brands/checks.py, docs/operations.md#local-stand-ins-in-production).
+SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool("SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False)
+DATAFORSEO_LOGIN = env.str("DATAFORSEO_LOGIN", default="")
+DATAFORSEO_PASSWORD = env.str("DATAFORSEO_PASSWORD", default="")
+DATAFORSEO_BASE_URL = env.str("DATAFORSEO_BASE_URL", default="https://api.dataforseo.com")
+DATAFORSEO_LOCATION_CODE = env.int("DATAFORSEO_LOCATION_CODE", default=2840)  # United States
+DATAFORSEO_LANGUAGE_CODE = env.str("DATAFORSEO_LANGUAGE_CODE", default="en")
+DATAFORSEO_TIMEOUT_SECONDS = env.float("DATAFORSEO_TIMEOUT_SECONDS", default=30.0)  # per attempt, all of it
+DATAFORSEO_MAX_ATTEMPTS = env.int("DATAFORSEO_MAX_ATTEMPTS", default=3)  # on 429/40202, 5xx and timeouts
+# A Retry-After longer than this is not waited out in the worker: the run fails as retryable instead.
+DATAFORSEO_MAX_BACKOFF_SECONDS = env.float("DATAFORSEO_MAX_BACKOFF_SECONDS", default=30.0)

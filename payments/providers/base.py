@@ -148,6 +148,7 @@ class ProviderSubscription:
     current_period_end: datetime  # aware, UTC
     metadata: dict[str, str] = field(default_factory=dict)
     checkout_url: str = ""  # a hosted page where the customer pays the first invoice, when the provider has one
+    collection_paused: bool = False  # no invoice is collected while the team is paused (Stripe's pause_collection)
 
 
 class PaymentProvider(Protocol):
@@ -283,4 +284,11 @@ class PaymentProvider(Protocol):
     ) -> ProviderSubscription:
         """Cancel at the end of the period, or take that back. `idempotency_key` (e.g. `team-cancel:<team id>`)
         makes a retried call the same request to the provider."""
+        ...
+
+    def set_collection_paused(
+        self, subscription_id: str, paused: bool, *, idempotency_key: str
+    ) -> ProviderSubscription:
+        """Stop collecting the subscription's invoices (void them) while its team is paused, or collect again
+        (docs/decisions.md#pausing-a-team-pauses-billing)."""
         ...

@@ -234,6 +234,7 @@ def _subscription(row: LocalSubscription) -> ProviderSubscription:
         current_period_end=row.current_period_end.astimezone(UTC),
         metadata=dict(row.metadata),
         checkout_url=checkout_url(session_id) if session_id else "",
+        collection_paused=row.collection_paused,
     )
 
 
@@ -901,6 +902,18 @@ class LocalPaymentProvider:
             raise ProviderError(f"Subscription {subscription_id} is canceled and cannot be changed.")
         row.cancel_at_period_end = bool(cancel)
         row.save(update_fields=["cancel_at_period_end", "updated_at"])
+        return _subscription(row)
+
+    @transaction.atomic
+    def set_collection_paused(
+        self, subscription_id: str, paused: bool, *, idempotency_key: str
+    ) -> ProviderSubscription:
+        # As Stripe's pause_collection {behavior: void}: recorded on the row; setting it again changes nothing.
+        row = self._subscription_row(subscription_id, lock=True)
+        if row.status == SubscriptionStatus.CANCELED:
+            raise ProviderError(f"Subscription {subscription_id} is canceled and cannot be changed.")
+        row.collection_paused = bool(paused)
+        row.save(update_fields=["collection_paused", "updated_at"])
         return _subscription(row)
 
     @transaction.atomic

@@ -392,6 +392,7 @@ def to_subscription(data: dict[str, Any]) -> ProviderSubscription:
             cancel_at_period_end=bool(data.get("cancel_at_period_end")),
             current_period_end=datetime.fromtimestamp(int(period_end), tz=UTC),
             metadata={str(k): str(v) for k, v in (data.get("metadata") or {}).items()},
+            collection_paused=bool(data.get("pause_collection")),
         )
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise ProviderError("Stripe returned a subscription we cannot read.") from exc
@@ -846,6 +847,19 @@ class StripePaymentProvider:
             if not subscription_id:
                 raise ProviderError("The subscription's checkout has not been completed.")
         form = [("cancel_at_period_end", "true" if cancel else "false")]
+        path = f"/v1/subscriptions/{_safe_id(subscription_id)}"
+        return to_subscription(self._request("POST", path, form=form, idempotency_key=idempotency_key))
+
+    def set_collection_paused(
+        self, subscription_id: str, paused: bool, *, idempotency_key: str
+    ) -> ProviderSubscription:
+        """`pause_collection[behavior]=void` (invoices made while paused are voided), or `pause_collection=` (an
+        empty value clears it: collection resumes)."""
+        if is_checkout_session(subscription_id):
+            subscription_id = _linked_id(self._session(subscription_id), "subscription")
+            if not subscription_id:
+                raise ProviderError("The subscription's checkout has not been completed.")
+        form = [("pause_collection[behavior]", "void")] if paused else [("pause_collection", "")]
         path = f"/v1/subscriptions/{_safe_id(subscription_id)}"
         return to_subscription(self._request("POST", path, form=form, idempotency_key=idempotency_key))
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tasks_market.api.views import agents, bids, deliveries, receipts, tasks
+from tasks_market.api.views import agents, bids, deliveries, receipts, reputation, tasks
 
 urlpatterns = [
     path("agents", agents.AgentListView.as_view(), name="agents"),
@@ -9,11 +9,15 @@ urlpatterns = [
     path("agents/<uid:agent_id>/rotate-secret", agents.AgentRotateSecretView.as_view(), name="agent-rotate-secret"),
     path("agents/<uid:agent_id>/benchmark", agents.AgentBenchmarkView.as_view(), name="agent-benchmark"),
     path("agents/<uid:agent_id>/benchmarks", agents.AgentBenchmarksView.as_view(), name="agent-benchmarks"),
+    path("agents/<uid:agent_id>/reputation", reputation.AgentReputationView.as_view(), name="agent-reputation"),
+    path("agents/<uid:agent_id>/reviews", reputation.AgentReviewsView.as_view(), name="agent-reviews"),
     path("tasks", tasks.TaskListView.as_view(), name="tasks"),
     path("tasks/<uid:task_id>", tasks.TaskDetailView.as_view(), name="task-detail"),
     path("tasks/<uid:task_id>/cancel", tasks.TaskCancelView.as_view(), name="task-cancel"),
     path("tasks/<uid:task_id>/remix", tasks.TaskRemixView.as_view(), name="task-remix"),
     path("tasks/<uid:task_id>/receipt", receipts.TaskReceiptView.as_view(), name="task-receipt"),
+    path("tasks/<uid:task_id>/review", reputation.TaskReviewView.as_view(), name="task-review"),
+    path("tasks/<uid:task_id>/review/reply", reputation.TaskReviewReplyView.as_view(), name="task-review-reply"),
     path("tasks/<uid:task_id>/bids", bids.BidListView.as_view(), name="task-bids"),
     path("tasks/<uid:task_id>/bids/<uid:bid_id>/select", bids.BidSelectView.as_view(), name="bid-select"),
     path("tasks/<uid:task_id>/bids/<uid:bid_id>/withdraw", bids.BidWithdrawView.as_view(), name="bid-withdraw"),

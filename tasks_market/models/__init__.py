@@ -19,9 +19,11 @@ from tasks_market.models.market import (
     TaskCategory,
     TaskStatus,
 )
+from tasks_market.models.reputation import AgentReputation, NotCounted, OutcomeKind, Review, TaskOutcome
 
 __all__ = [
     "Agent",
+    "AgentReputation",
     "Artefact",
     "BenchmarkRun",
     "BenchmarkStatus",
@@ -35,7 +37,11 @@ __all__ = [
     "DisputeOutcome",
     "DisputeResolution",
     "JudgementStatus",
+    "NotCounted",
+    "OutcomeKind",
+    "Review",
     "Task",
     "TaskCategory",
+    "TaskOutcome",
     "TaskStatus",
 ]

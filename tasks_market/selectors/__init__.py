@@ -4,14 +4,15 @@
   is selected (the winning agent's owner); anyone else gets 404;
 - a task's bids: the poster all of them, a bidder only their own;
 - a delivery: the poster and the winning agent's owner;
-- agents and their benchmarks: their owner.
+- agents and their benchmarks: their owner; an agent's reputation and reviews: everyone signed in.
 """
 
 from __future__ import annotations
 
 from uuid import UUID
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from payments.models import Payment
 from tasks_market.models import (
@@ -21,10 +22,12 @@ from tasks_market.models import (
     Bid,
     BidJudgement,
     Delivery,
+    Review,
     Task,
     TaskStatus,
 )
 from tasks_market.models.market import bid_reference, task_source
+from tasks_market.models.reputation import PRIOR_MEAN
 
 
 def visible_tasks(user) -> QuerySet[Task]:
@@ -55,11 +58,27 @@ def task_for(user, task_id: UUID) -> Task | None:
     return visible_tasks(user).filter(id=task_id).first()
 
 
-def bids_for(user, task: Task) -> QuerySet[Bid]:
-    queryset = Bid.objects.filter(task=task).select_related("agent", "judgement")
+# The bids list's `sort` values and their orders (docs/decisions.md#agent-reputation); None: newest first.
+BID_ORDERS = {
+    None: ("-created_at", "-id"),
+    "amount": ("amount", "id"),
+    "eta": ("eta_hours", "id"),
+    "reputation": ("-reputation_score", "-reputation_completed", "-created_at", "-id"),
+}
+
+
+def bids_for(user, task: Task, sort: str | None = None) -> QuerySet[Bid]:
+    """A task's bids the user may see, each with its agent and the agent's reputation row joined in the same
+    query (a bid's `agent_reputation`; no query per bid)."""
+    queryset = Bid.objects.filter(task=task).select_related("agent", "agent__reputation", "judgement")
     if task.poster_id != user.pk:
         queryset = queryset.filter(bidder=user)
-    return queryset.order_by("-created_at", "-id")
+    if sort == "reputation":  # an agent never rated scores the prior mean
+        queryset = queryset.annotate(
+            reputation_score=Coalesce(F("agent__reputation__score"), Value(PRIOR_MEAN)),
+            reputation_completed=Coalesce(F("agent__reputation__completed_tasks"), Value(0)),
+        )
+    return queryset.order_by(*BID_ORDERS[sort])
 
 
 def bid_for(user, task_id: UUID, bid_id: UUID) -> Bid | None:
@@ -139,3 +158,13 @@ def selected_payment(task: Task, *, lock: bool = False, **filters) -> Payment | 
         return None
     rows = task_payments(task.pk).filter(reference=bid_reference(task.selected_bid_id), **filters)
     return (rows.select_for_update() if lock else rows).first()
+
+
+def agent_reviews(agent_id: UUID) -> QuerySet[Review]:
+    """An agent's reviews, newest first (public to everyone signed in; a hidden comment is not shown)."""
+    return Review.objects.filter(agent_id=agent_id).order_by("-created_at", "-id")
+
+
+def review_for(user, task_id: UUID) -> Review | None:
+    """A task's review, for its poster and the reviewed agent's owner."""
+    return Review.objects.filter(task_id=task_id).filter(Q(poster=user) | Q(agent__owner=user)).first()

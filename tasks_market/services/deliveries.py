@@ -29,10 +29,12 @@ from tasks_market.models import (
 )
 from tasks_market.models.deliveries import MAX_REVISIONS
 from tasks_market.models.market import bid_reference
+from tasks_market.models.reputation import OutcomeKind
 from tasks_market.selectors import delivery_by_id, task_payments
 from tasks_market.services.announcements import delivery_data, publish
 from tasks_market.services.bids import artefact_rows
 from tasks_market.services.dispatch import enqueue_dispatch, retry_claim
+from tasks_market.services.reputation import reputation_record
 
 logger = logging.getLogger(__name__)
 
@@ -221,6 +223,15 @@ def _record_approval(task_id: UUID, payment: Payment, *, poster=None, auto: bool
         delivery.save(update_fields=["status", "reviewed_at", "updated_at"])
     task.status, task.completed_at = TaskStatus.COMPLETED, now
     task.save(update_fields=["status", "completed_at", "updated_at"])
+    # The agent's record, in this transaction (docs/decisions.md#agent-reputation).
+    reputation_record(
+        task=task,
+        delivery=delivery,
+        amount=payment.amount,
+        currency=payment.currency,
+        kind=OutcomeKind.APPROVED,
+        now=now,
+    )
     extra = {"auto": True} if auto else {}
     _announce("delivery.approved", delivery, task, payment_id=payment.id, **extra)
     return delivery

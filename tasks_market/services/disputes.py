@@ -46,6 +46,7 @@ from tasks_market.models.market import task_source
 from tasks_market.selectors import is_party, selected_payment, task_payments
 from tasks_market.services.announcements import publish
 from tasks_market.services.errors import InvalidField
+from tasks_market.services.reputation import reputation_record, reputation_uncount_refunded
 
 logger = logging.getLogger(__name__)
 
@@ -177,6 +178,10 @@ def _record(resolution_pk: UUID, refund_id: str = "") -> None:
         payment_release(payment, owner_id=delivery.agent.owner_id, now=now)
         task.status, task.completed_at = TaskStatus.COMPLETED, now
         task.save(update_fields=["status", "completed_at", "updated_at"])
+    # The agent's record, in this transaction (docs/decisions.md#agent-reputation).
+    reputation_record(
+        task=task, delivery=delivery, amount=payment.amount, currency=payment.currency, kind=resolution.outcome, now=now
+    )
     if delivery.status != DeliveryStatus.DISPUTED:
         logger.warning("task %s resolved with its delivery %s", task.id, delivery.status)
     resolution.status, resolution.applied_at = DisputeResolution.Status.APPLIED, now
@@ -212,4 +217,6 @@ def payment_refund_released(*, task_id: UUID) -> Payment:
     payment = payment_refund_after_release(source=task_source(task_id))
     if payment is None:
         raise InvalidState("Only a released payment can be refunded after release.")
+    if payment.status == PaymentStatus.REFUNDED:  # refunded in full: the task no longer counts
+        reputation_uncount_refunded(task_id=task_id)
     return payment

@@ -35,3 +35,24 @@ class DeliveriesOwed(Conflict):
         "One of your agents owes the work of a paid task (delivering, or in review); the account can be "
         "closed once that work is approved (by the poster or the review window) or disputed."
     )
+
+
+class ReviewExists(Conflict):
+    """A second review of one task (docs/decisions.md#reviews)."""
+
+    code = "review_exists"
+    default_message = "You already reviewed this task; edit your review with PATCH within its edit window."
+
+
+class ReviewLocked(Conflict):
+    """An edit after the review's edit window (docs/decisions.md#reviews)."""
+
+    code = "review_locked"
+    default_message = "The review can no longer be edited: its edit window is over."
+
+
+class ReplyExists(Conflict):
+    """A second reply to one review (docs/decisions.md#reviews)."""
+
+    code = "reply_exists"
+    default_message = "The agent's owner already replied to this review."

@@ -3,7 +3,17 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import BlankAsNullField, checkout_return_url
-from teams.models import OnboardingStep, OperationMode, Team, TeamStatus, TeamType, Tier, TriggerMode, WorkflowPhase
+from teams.models import (
+    MAX_RESEARCH_EVERY_HOURS,
+    OnboardingStep,
+    OperationMode,
+    Team,
+    TeamStatus,
+    TeamType,
+    Tier,
+    TriggerMode,
+    WorkflowPhase,
+)
 
 
 class TeamSerializer(serializers.ModelSerializer):
@@ -46,13 +56,32 @@ class TeamSerializer(serializers.ModelSerializer):
         ]
 
 
+class OrchestratorCadenceInput(serializers.Serializer):
+    """The team's recurring work (docs/decisions.md#team-cadence). `{}` (the default): no recurring research."""
+
+    research_every_hours = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_RESEARCH_EVERY_HOURS,
+        required=False,
+        help_text="Run the brand's audits (competitor discovery included) again this many hours after they last "
+        "started, while the team is active and linked to a brand kit. 1 to 720 (30 days).",
+    )
+
+    def to_internal_value(self, data):
+        attrs = super().to_internal_value(data)  # refuses what is not an object
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["Not a cadence setting."] for name in unknown})
+        return dict(attrs)
+
+
 class _TeamSettingsInput(serializers.Serializer):
     operation_mode = serializers.ChoiceField(choices=OperationMode.choices, required=False)
     workflow_phase = serializers.ChoiceField(choices=WorkflowPhase.choices, required=False)
     trigger_mode = serializers.ChoiceField(choices=TriggerMode.choices, required=False)
     default_currency = serializers.RegexField(r"^[a-z]{3}$", required=False, help_text="ISO 4217, lower case.")
     auto_config = serializers.DictField(required=False)
-    orchestrator_cadence = serializers.DictField(required=False)
+    orchestrator_cadence = OrchestratorCadenceInput(required=False)
     content_strategy = serializers.DictField(required=False)
     config = serializers.DictField(required=False)
     onboarding_step = serializers.ChoiceField(choices=OnboardingStep.choices, required=False)

@@ -77,11 +77,17 @@ class TeamDetailView(ApiView):
         operation_id="teams_update",
         summary="Change a team's settings, or pause / resume it",
         description=(
-            "Changes the settings sent; `status` `paused` pauses an active team's work and `active` resumes it."
+            "Changes the settings sent; `status` `paused` pauses an active team's work and `active` resumes it. "
+            "Pausing stops the subscription's billing at the payment provider and resuming starts it again: the "
+            "provider is told first, and if it fails (502 / 503) nothing of the request is changed."
         ),
         tags=TAGS,
         request=TeamUpdateInput,
-        responses={200: TeamSerializer, 409: error_response("The status change is not allowed from this state.")},
+        responses={
+            200: TeamSerializer,
+            409: error_response("The status change is not allowed from this state, or one is under way."),
+            **PROVIDER_ERRORS,
+        },
     )
     def patch(self, request, team_id):
         data = self.body(TeamUpdateInput)

@@ -7,6 +7,7 @@ ROUTES = {
     "PATCH /api/v1/brands/{brand_id}": Access.USER,
     "DELETE /api/v1/brands/{brand_id}": Access.USER,
     "GET /api/v1/brands/{brand_id}/research-status": Access.USER,
+    "POST /api/v1/brands/{brand_id}/research/{module}/run": Access.USER,
     "GET /api/v1/brand-kits": Access.USER,
     "POST /api/v1/brand-kits": Access.USER,
     "GET /api/v1/brand-kits/{kit_id}": Access.USER,

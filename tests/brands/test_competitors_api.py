@@ -75,7 +75,8 @@ def test_rule_1_a_plain_seed_row_has_no_override(alice_api, brand):
 
     [row] = roster(alice_api, brand)
 
-    assert set(row) == SPEC_FIELDS
+    assert set(row) == SPEC_FIELDS | {"origin"}  # `origin`: an addition (docs/decisions.md#competitor-discovery)
+    assert row["origin"] == "admin"
     assert row["override"] is None
     assert row["is_seed"] is True
     assert row["seed_id"] == str(seed.id)

@@ -68,6 +68,7 @@ def test_link_sets_the_team_and_answers_with_the_audits(
         "brand_id": str(brand.id),
         "linked": True,
         "audits": ["brand_classification", "competitors", "seo"],  # unknown names are skipped
+        "audits_not_started": [],
     }
     team.refresh_from_db()
     assert (team.brand_kit_id, team.brand_id, team.brand_name) == (kit.id, brand.id, "Acme Running")
@@ -226,6 +227,8 @@ def test_link_returns_200_even_with_the_broker_stopped(alice_api, alice, brand, 
 
     assert response.status_code == 200, response.content
     assert response.json()["linked"] is True
+    # The answer says so: every audit it names was not started (docs/decisions.md#audit-sweep).
+    assert response.json()["audits_not_started"] == response.json()["audits"] != []
     team.refresh_from_db()
     assert team.brand_kit_id == kit.id
     # Nothing was started: every item is back where it was, none is left queued or running.

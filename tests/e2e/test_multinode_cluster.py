@@ -7,7 +7,8 @@ PostgreSQL (a database of its own) and Redis (database 15), with tests/e2e/multi
 1. rate limits count per real client across both web nodes (HAProxy's X-Forwarded-For, TRUSTED_PROXIES);
    then Debian's Prometheus scrapes every web and worker node's exporter and answers a rate per node, a
    latency quantile and the workers' task counts; a write through one node is in the next open-list read
-   through either node, whose kept pages were warm;
+   through either node, whose kept pages were warm; images generated on either node are on the S3-compatible
+   bucket both share (tests/support/s3_server.py, MEDIA_STORAGE=s3), and every image URL answers with its bytes;
 2. a rolling restart under steady reads and idempotent writes fails no request and loses no write;
 3. a web node SIGKILLed under load (clients with and without Idempotency-Key), while it holds the answers
    to POSTs it committed: HAProxy takes it out within its checks and replays only what is safe (a keyed
@@ -28,6 +29,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import logging
+import subprocess
 import sys
 import time
 import uuid
@@ -40,6 +42,8 @@ from celery import Celery
 
 from tests.ops.observed_node import Prometheus
 from tests.support.reporting import SCENARIO_PROPERTY
+from tests.support.s3_server import s3_stand_in
+from tools.load import PASSWORD
 from tools.multinode import failures, status_counts, task_body
 from tools.nodes import ROOT, wait_until
 
@@ -73,10 +77,16 @@ def cluster(tmp_path_factory):
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     began = time.monotonic()
     workdir = tmp_path_factory.mktemp("multinode")
-    with multinode.backing() as (database_url, redis_url):
+    # Media on one S3-compatible bucket every node shares (tests/support/s3_server.py, in this process).
+    with multinode.backing() as (database_url, redis_url), s3_stand_in(bucket="multinode-media") as media:
         started = Cluster(
-            workdir, database_url, redis_url, settings="tests.e2e.multinode_settings", extra_env=multinode.TEST_BEAT
+            workdir,
+            database_url,
+            redis_url,
+            settings="tests.e2e.multinode_settings",
+            extra_env={**multinode.TEST_BEAT, **media.env()},
         )
+        started.media = media
         try:
             started.prepare()
             # Staff lift the limits for the load's address and set a small one for the limited client (the
@@ -255,6 +265,54 @@ def test_a_write_through_one_node_is_in_the_next_read_through_either(cluster, re
     assert all(served.get(name, 0) >= reads // 3 for name in webs), served
     # The pages were kept and served on both nodes: the reads above went through the cache.
     assert all(kept[name]["hit"] > 0 and kept[name]["miss"] > 0 for name in webs), kept
+
+
+def test_every_generated_image_url_answers_whichever_node_drew_it(cluster, request):
+    """Images are stored on the bucket both web nodes share (MEDIA_STORAGE=s3): each image generated through
+    the proxy, on either node, is in the bucket, and its URL answers 200 with the same PNG bytes."""
+    proxy = cluster.proxy
+    # An account with credits, made as an operator makes one (`manage.py create_user --credits`).
+    email = f"media-{uuid.uuid4().hex[:8]}@example.com"
+    made = subprocess.run(
+        [sys.executable, "manage.py", "create_user", email, "--password", PASSWORD, "--credits", "6"],
+        cwd=ROOT,
+        env={**cluster.env, "VAR_DIR": str(cluster.workdir / "operator-var")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    signed_in = httpx.post(f"{proxy.base}/api/v1/auth/token", json={"email": email, "password": PASSWORD}, timeout=20)
+    assert signed_in.status_code == 200, signed_in.text
+    bearer = {"Authorization": f"Bearer {signed_in.json()['access']}"}
+    served_before = {row["svname"]: int(row["stot"]) for row in proxy.stats()}
+    generated = []
+    for n in range(6):  # one credit each with the local model
+        # A fresh connection per request, so that round robin alternates the nodes.
+        with httpx.Client(base_url=proxy.base, headers=bearer, timeout=30) as client:
+            body = {"prompt": f"shared media {n}", "conversation_id": str(uuid.uuid4())}
+            response = client.post("/api/v1/allmodelchat/generate/image", json=body)
+        assert response.status_code == 200, response.text
+        generated.append(response.json()["url"])
+    served = {row["svname"]: int(row["stot"]) - served_before[row["svname"]] for row in proxy.stats()}
+    fetched = Counter()
+    for url in generated:
+        image = httpx.get(url, timeout=10)
+        fetched[image.status_code] += 1
+        key = url.removeprefix(f"{cluster.media.endpoint_url}/{cluster.media.bucket}/")
+        assert key.startswith("generated/") and key.endswith(".png"), url
+        assert image.status_code == 200, (url, image.status_code)
+        assert image.content.startswith(b"\x89PNG") and image.content == cluster.media.object_bytes(key)
+    scenario_line(
+        request,
+        "shared_media",
+        2 * len(generated),
+        " ".join(f"{s}x{n}" for s, n in sorted(fetched.items())),
+        per_node="/".join(str(served.get(node.name, 0)) for node in cluster.webs()),
+        in_bucket=len(cluster.media.keys("generated/")),
+    )
+    assert all(served.get(node.name, 0) >= 2 for node in cluster.webs()), served  # both nodes drew some
+    assert fetched == {200: len(generated)}
 
 
 def test_a_rolling_restart_behind_haproxy_fails_no_request(cluster, request):

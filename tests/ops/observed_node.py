@@ -131,6 +131,7 @@ def start_observed_node() -> Iterator[ObservedNode]:
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         )
         url = urlsplit(database_url)
         createdb = [f"{testenv.postgres_bindir()}/createdb", "-h", "127.0.0.1", "-p", str(url.port), "-U", "postgres"]

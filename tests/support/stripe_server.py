@@ -3,9 +3,9 @@
 It creates Checkout Sessions (a payment session makes its payment intent, a subscription session its
 subscription), payment intents, customers, subscriptions and refunds (whole or partial), reads sessions
 and intents, cancels and captures intents (a second cancel or capture is refused, as Stripe does),
-updates subscriptions; and for Connect: Express accounts, account links, transfers (out of the platform's
-balance, or from a charge: `source_transaction`), transfer reversals and payouts made as a connected
-account (`Stripe-Account`).
+updates subscriptions (`cancel_at_period_end`, `pause_collection`); and for Connect: Express accounts,
+account links, transfers (out of the platform's balance, or from a charge: `source_transaction`), transfer
+reversals and payouts made as a connected account (`Stripe-Account`).
 
 It lists as Stripe lists (newest first, `limit`, `starting_after`, `has_more`): transfers (by
 `transfer_group`), a connected account's payouts (`Stripe-Account`), refunds (by `payment_intent`) and
@@ -368,6 +368,7 @@ def _subscription(form: dict[str, str]) -> dict:
         "object": "subscription",
         "status": "active",
         "cancel_at_period_end": False,
+        "pause_collection": None,
         "current_period_end": int(time.time()) + 30 * 86400,
         "metadata": _metadata(form),
     }
@@ -646,8 +647,10 @@ def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
             return self._answer(404, {"error": {"type": "invalid_request_error", "message": "No such object"}})
 
         def do_POST(self):
-            pairs = parse_qsl(self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode())
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            pairs = parse_qsl(raw)
             form = dict(pairs)
+            self.cleared = {name for name, value in parse_qsl(raw, keep_blank_values=True) if value == ""}
             key = self.headers.get("Idempotency-Key")
             account = self.headers.get("Stripe-Account")
             with state.lock:
@@ -685,11 +688,19 @@ def _handler(state: StripeState) -> type[BaseHTTPRequestHandler]:
                 return _reversal(state, path, form)
             if path == "/v1/payouts":
                 return _payout(state, form, account)
-            if path.startswith("/v1/subscriptions/"):  # an update: cancel_at_period_end
+            if path.startswith("/v1/subscriptions/"):  # an update: cancel_at_period_end and/or pause_collection
                 subscription = state.subscriptions.get(path.rsplit("/", 1)[-1])
                 if subscription is None:
                     return 404, {"error": {"message": "No such subscription"}}
-                subscription["cancel_at_period_end"] = form.get("cancel_at_period_end") == "true"
+                if "cancel_at_period_end" in form:
+                    subscription["cancel_at_period_end"] = form["cancel_at_period_end"] == "true"
+                if "pause_collection[behavior]" in form:
+                    behavior = form["pause_collection[behavior]"]
+                    if behavior not in ("keep_as_draft", "mark_uncollectible", "void"):
+                        return _refused(f"Invalid pause_collection[behavior]: {behavior!r}")
+                    subscription["pause_collection"] = {"behavior": behavior, "resumes_at": None}
+                elif "pause_collection" in self.cleared:  # an empty value unsets it, as Stripe does
+                    subscription["pause_collection"] = None
                 return 200, dict(subscription)
             if path in creates:
                 status, body = creates[path](form)

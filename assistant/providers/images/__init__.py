@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from assistant.providers.images.base import GeneratedImage, ImageProvider
+from assistant.providers.images.base import BrandStyle, GeneratedImage, ImageProvider
 from assistant.providers.images.local import LocalCanvas
 from assistant.providers.images.openai import OpenAIImages
 from core.http.errors import ProviderUnavailable
 
-__all__ = ["GeneratedImage", "ImageProvider", "get_image_provider", "is_configured"]
+__all__ = ["BrandStyle", "GeneratedImage", "ImageProvider", "get_image_provider", "is_configured"]
 
 
 def is_configured(provider: str) -> bool:

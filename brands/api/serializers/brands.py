@@ -127,6 +127,12 @@ class LinkTeamSerializer(serializers.Serializer):
         "is logged and skipped; its research item keeps its previous status. Empty for a paused or cancelled "
         "team, which does no work.",
     )
+    audits_not_started = serializers.ListField(
+        child=serializers.ChoiceField(choices=ResearchModule.choices),
+        help_text="Those of `audits` that could not be sent to the workers (the queue is unreachable): their "
+        "research items keep their previous status; start them again with POST .../research/{module}/run. "
+        "Empty when every audit started.",
+    )
 
 
 class ResearchItemSerializer(serializers.Serializer):

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from brands.api.fields import DomainField, social_links_field
 from brands.api.serializers.brands import BrandClassificationSerializer
-from brands.models import CompetitorSource, SeedOrigin
+from brands.models import CompetitorOrigin, CompetitorSource, SeedOrigin
 
 
 class CompetitorOverrideSerializer(serializers.Serializer):
@@ -57,6 +57,12 @@ class CompetitorSerializer(serializers.Serializer):
     source = serializers.ChoiceField(
         choices=CompetitorSource.values,
         help_text="seo_discovery rows carry full data and can be starred and edited; brand_kit rows are name-only.",
+    )
+    origin = serializers.ChoiceField(
+        choices=CompetitorOrigin.values,
+        help_text="Where the row came from: `dataforseo` and `local_crawl` were discovered in data; `demo` and "
+        "`admin` were seeded; `manual` was added by a person (still `source: seo_discovery`, a full-data row); "
+        "`brand_kit` is a kit name.",
     )
 
 

@@ -11,12 +11,14 @@ from brands.api.serializers.brands import (
     BrandKitUpdateInput,
     BrandSerializer,
     LinkTeamSerializer,
+    ResearchItemSerializer,
     ResearchStatusSerializer,
 )
 from brands.filters import BrandKitFilter
 from brands.selectors.brands import brand_of, brands_of, kit_of, kits_of
 from brands.selectors.research import research_status
 from brands.services import brands as services
+from brands.services.research import audit_rerun as research_rerun
 from core.api.filters import filtered, parameters
 from core.api.pagination import PageQuery, envelope, keyset_page, render_page
 from core.api.schema import error_response
@@ -130,6 +132,39 @@ class ResearchStatusView(ApiView):
         return Response(ResearchStatusSerializer(research_status(brand)).data)
 
 
+class ResearchRunView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="brands_research_run",
+        summary="Run one of the brand's audits again",
+        description="Queues the module's audit now and answers 202 with its research item (`queued`); the audit "
+        "runs in the background as after a link (queued → running → completed | failed, with an artifact). The "
+        "competitors audit runs a competitor discovery first. 409 `invalid_state` while the audit is already "
+        "queued or running; 503 when the task queue did not take it (the item is as it was). An audit lost "
+        "on the way (queue or worker) is queued again by a sweep a bounded "
+        "number of times, then failed with the reason.",
+        tags=BRAND_TAGS,
+        request=None,
+        responses={
+            202: ResearchItemSerializer,
+            404: error_response("No such brand, not yours, or no such module."),
+            409: error_response("`invalid_state`: the audit is already queued or running."),
+            503: error_response("`provider_unavailable`: the task queue did not take it; the item is as it was."),
+        },
+    )
+    @idempotent
+    def post(self, request, brand_id, module):
+        item = research_rerun(owner=request.user, brand_id=brand_id, module=module)
+        data = {
+            "module": item.module,
+            "status": item.status,
+            "error_message": item.error_message or None,
+            "updated_at": item.updated_at,
+        }
+        return Response(ResearchItemSerializer(data).data, status=202)
+
+
 class BrandKitListView(ApiView):
     access = Access.USER
 
@@ -203,7 +238,8 @@ class BrandKitLinkTeamView(ApiView):
         "link is committed, one audit per default module (brand_classification, competitors, and website when "
         "the brand has a website URL) plus each module named in the team's config.audits is started as a "
         "background task; each moves its research item queued → running → completed | failed and writes an "
-        "artifact. An audit that cannot start is logged and skipped: this call still succeeds.",
+        "artifact. An audit that cannot start is logged and skipped: this call still succeeds, and "
+        "`audits_not_started` names it.",
         tags=KIT_TAGS,
         request=None,
         responses=LinkTeamSerializer,
@@ -219,6 +255,7 @@ class BrandKitLinkTeamView(ApiView):
                     "brand_id": result.kit.brand_id,
                     "linked": True,
                     "audits": result.audits,
+                    "audits_not_started": result.audits_not_started,
                 }
             ).data
         )

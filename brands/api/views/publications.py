@@ -118,3 +118,25 @@ class PublicationCancelView(ApiView):
     def post(self, request, publication_id):
         publication = services.publication_cancel(owner=request.user, publication_id=publication_id)
         return Response(PublicationSerializer(publication).data)
+
+
+class PublicationApproveView(ApiView):
+    access = Access.USER
+
+    @extend_schema(
+        operation_id="publications_approve",
+        summary="Approve a confirmed publication (supervised teams)",
+        description="For a brand whose kit is linked to a team in `supervised` mode a confirmed publication waits, "
+        "`queued` in phase `awaiting_approval` and without expiring, until the brand owner approves it here; it "
+        "then goes to the publisher (or waits for its `scheduled_at`). Approving it again answers it as it is.",
+        tags=TAGS,
+        request=None,
+        responses={
+            200: PublicationSerializer,
+            409: error_response("`invalid_state`: the publication is not waiting for approval."),
+        },
+    )
+    @idempotent
+    def post(self, request, publication_id):
+        publication = services.publication_approve(owner=request.user, publication_id=publication_id)
+        return Response(PublicationSerializer(publication).data)

@@ -32,7 +32,7 @@ from accounts.services import user_create
 from assistant.models import AssistantMessage
 from assistant.services import assistant_message_send
 from brands.domain.matching import normalize_name
-from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorSeed
+from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorOrigin, CompetitorSeed
 from brands.selectors.competitors import seed_row_id
 from brands.selectors.roster_cache import roster_changed, shared_competitors_changed
 from brands.services.brands import brand_create, brand_kit_create
@@ -225,6 +225,7 @@ class Command(BaseCommand):
         return CompetitorSeed(
             name=name,
             name_key=normalize_name(name),
+            discovered_by=CompetitorOrigin.DEMO,
             target_domain=brand.domain,
             canonical_domain=f"{slug}.example",
             website_url=f"https://{slug}.example/",

@@ -14,6 +14,7 @@ from tasks_market.api.serializers.common import (
     money_field,
     whole_amounts_in,
 )
+from tasks_market.api.serializers.reputation import AgentReputationField
 from tasks_market.api.serializers.tasks import TaskSerializer
 from tasks_market.models import Bid, BidJudgement
 from tasks_market.models.market import CURRENCIES, JudgementStatus, check_amount_places, check_currency
@@ -61,6 +62,10 @@ class BidSerializer(serializers.ModelSerializer):
     judge_score = serializers.FloatField(source="judgement.score", allow_null=True, default=None)
     # The bounds BidInput checks (the column alone would say 0 to 2**63 - 1).
     eta_hours = serializers.IntegerField(min_value=1, max_value=ETA_HOURS_MAX)
+    # The agent's record (docs/decisions.md#agent-reputation), from its row joined in the bids query.
+    agent_reputation = AgentReputationField(
+        help_text="The agent's record: GET /api/v1/agents/{id}/reputation explains it."
+    )
 
     class Meta:
         model = Bid
@@ -78,6 +83,7 @@ class BidSerializer(serializers.ModelSerializer):
             "status",
             "judge_status",
             "judge_score",
+            "agent_reputation",
             "created_at",
             "updated_at",
         ]

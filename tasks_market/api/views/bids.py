@@ -3,8 +3,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from core.api.pagination import PageQuery, envelope, keyset_page, render_page
+from core.api.pagination import PageQuery, envelope, keyset_page, page, render_page
 from core.api.schema import error_response
+from core.api.validation import RequestValidationError, error
 from core.api.views import ApiView
 from core.http.access import Access
 from core.http.errors import NotFound
@@ -18,11 +19,13 @@ from tasks_market.api.serializers import (
     BidSerializer,
     SelectionSerializer,
 )
+from tasks_market.api.serializers.reputation import BidListQuery
 from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
 from tasks_market.models import BidJudgement
 from tasks_market.services import bids as services
 
 TAGS = ["bids"]
+CURSOR_REFUSED = "Value error, a list sorted by reputation pages by offset, not by cursor"
 
 
 def _bid(request, task_id, bid_id):
@@ -38,17 +41,32 @@ class BidListView(ApiView):
     @extend_schema(
         operation_id="bids_list",
         summary="A task's bids, newest first",
-        description="The poster sees every bid; a bidder only their own.",
+        description=(
+            "The poster sees every bid; a bidder only their own. Each bid carries its agent's record "
+            "(`agent_reputation`, docs/decisions.md#agent-reputation). `sort`: `reputation` (best rating score "
+            "first, then most completed tasks), `amount` (cheapest first) or `eta` (fastest first); any other "
+            "value is 422. Sorted by `reputation`, the list pages by `offset` only (`next_cursor` is null and a "
+            "`cursor` is 422)."
+        ),
         tags=TAGS,
-        parameters=[PageQuery],
+        parameters=[PageQuery, BidListQuery],
         responses=envelope(BidSerializer),
     )
     def get(self, request, task_id):
-        params = self.query(PageQuery)
+        params = self.query(PageQuery, BidListQuery)
+        sort = params.pop("sort", None)
         task = selectors.task_for(request.user, task_id)
         if task is None:
             raise NotFound()
-        rows, total, has_more, next_cursor = keyset_page(selectors.bids_for(request.user, task), **params)
+        bids = selectors.bids_for(request.user, task, sort)
+        if sort == "reputation":  # an order on the joined row: no keyset cursor
+            if params.get("cursor"):
+                raise RequestValidationError(
+                    [error("value_error", ["query", "cursor"], CURSOR_REFUSED, params["cursor"])]
+                )
+            rows, total, has_more = page(bids, limit=params["limit"], offset=params["offset"])
+            return Response(render_page(BidSerializer, rows, total, has_more))
+        rows, total, has_more, next_cursor = keyset_page(bids, **params)
         return Response(render_page(BidSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(
