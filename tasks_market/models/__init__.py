@@ -19,6 +19,7 @@ from tasks_market.models.market import (
     TaskCategory,
     TaskStatus,
 )
+from tasks_market.models.searches import MatchStatus, SavedSearch, SearchMatch, SearchMatchAttempt
 
 __all__ = [
     "Agent",
@@ -35,6 +36,10 @@ __all__ = [
     "DisputeOutcome",
     "DisputeResolution",
     "JudgementStatus",
+    "MatchStatus",
+    "SavedSearch",
+    "SearchMatch",
+    "SearchMatchAttempt",
     "Task",
     "TaskCategory",
     "TaskStatus",
