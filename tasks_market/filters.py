@@ -6,7 +6,7 @@ from __future__ import annotations
 import django_filters
 from django import forms
 
-from core.api.filters import AmountFilter, FilterSet
+from core.api.filters import AmountFilter, DateTimeFilter, FilterSet
 from tasks_market.models import Task, TaskStatus
 from tasks_market.models.market import CURRENCIES, TaskCategory
 
@@ -52,10 +52,8 @@ class TaskFilter(FilterSet):
     currency = django_filters.ChoiceFilter(choices=[(code, code) for code in CURRENCIES])
     min_budget = _amount("Budget at least this, in the task's own currency (inclusive).")
     max_budget = _amount("Budget at most this, in the task's own currency (inclusive); not below `min_budget`.")
-    deadline_after = django_filters.IsoDateTimeFilter(
-        help_text="Deadline at or after this (ISO 8601; without an offset, UTC)."
-    )
-    deadline_before = django_filters.IsoDateTimeFilter(
+    deadline_after = DateTimeFilter(help_text="Deadline at or after this (ISO 8601; without an offset, UTC).")
+    deadline_before = DateTimeFilter(
         help_text="Deadline at or before this (ISO 8601; without an offset, UTC); not before `deadline_after`."
     )
     q = django_filters.CharFilter(

@@ -9,12 +9,14 @@ read is compiled (the task list), only hands over its parsed values. See docs/de
 from __future__ import annotations
 
 import re
+from datetime import UTC
 from functools import cache
 from typing import Any
 
 import django_filters
 from django import forms
 from django.http import QueryDict
+from django_filters.fields import IsoDateTimeField
 from rest_framework import fields as drf_fields
 from rest_framework import serializers
 
@@ -72,6 +74,24 @@ class AmountFilter(django_filters.NumberFilter):
     """A non-negative decimal bound (`max_digits`, `decimal_places`), strict as StrictDecimalField."""
 
     field_class = StrictDecimalField
+
+
+class UTCDateTimeField(IsoDateTimeField):
+    """An ISO 8601 date-time (no offset: UTC) as a UTC datetime. The database takes offsets up to 15:59 only,
+    and a moment near year 1 or 9999 may have no UTC equivalent Python can hold: both are an error here."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError as exc:
+            raise forms.ValidationError("Enter a date/time between years 1 and 9999 in UTC.", code="invalid") from exc
+
+
+class DateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UTCDateTimeField
 
 
 class FilterSet(django_filters.FilterSet):

@@ -103,6 +103,7 @@ def _problem(response) -> list:
         ("min_budget=100&max_budget=99.99", ("query", "max_budget")),
         ("deadline_after=tomorrow", ("query", "deadline_after")),
         ("deadline_before=2030-13-01T00:00:00Z", ("query", "deadline_before")),
+        ("deadline_after=0001-01-01T00:00:00%2B10:00", ("query", "deadline_after")),  # before year 1 in UTC
         (f"deadline_after={day(10)}&deadline_before={day(5)}", ("query", "deadline_before")),
         ("q=" + "a" * 201, ("query", "q")),
         ("q=research&cursor=not-a-cursor", ("query", "cursor")),
@@ -111,6 +112,13 @@ def _problem(response) -> list:
 )
 def test_a_bad_value_is_a_422_that_names_it(alice_api, made, query, loc):
     assert loc in _problem(alice_api.get(f"/api/v1/tasks?scope=open&{query}"))
+
+
+def test_bounds_are_read_as_utc_whatever_their_offset(alice_api, made):
+    """An offset over 15:59 is valid ISO 8601 but not a PostgreSQL displacement: the bound is compared in UTC."""
+    body = alice_api.get("/api/v1/tasks?scope=open&deadline_after=2030-01-11T04:00:00%2B16:00").json()
+
+    assert search_cases.numbers([i["id"] for i in body["items"]], made) == [1, 4, 7]  # from 2030-01-10T12:00Z
 
 
 def test_a_cursor_of_another_order_is_a_422(alice_api, made):
