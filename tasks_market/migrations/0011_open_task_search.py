@@ -1,9 +1,11 @@
 """The open-task search (docs/decisions.md#task-search): the indexes of its filters and orders, its text index
 per engine, and a kept count of the open tasks per category.
 
-- PostgreSQL: a GIN index over the weighted text of the open tasks (title A, description B, requirements C,
-  English stemming), the same expression as tasks_market.selectors.task_search.PG_DOCUMENT, which a query
-  must repeat to the letter to use it.
+- PostgreSQL: a `search_document` column (tsvector: title A, description B, requirements C, English stemming)
+  that a row trigger fills on every insert and every change of those three columns, whatever the writer sets
+  (a bulk copy of rows included), and a GIN index of it over the open tasks. It is not in the model: only
+  the search reads it (tasks_market.selectors.task_search), and a stored document costs a query no
+  `to_tsvector` per row it looks at, where an index over the expression would have.
 - SQLite (`make run`'s embedded default): an FTS5 table over the same three columns with the Porter stemmer,
   its content read from the task table and kept by triggers. Altering the task table on SQLite rebuilds it
   and drops these triggers with it: a migration that does must install them again.
@@ -17,11 +19,13 @@ The SQL is literal: a migration does not import the app's code.
 from django.core.exceptions import ImproperlyConfigured
 from django.db import migrations, models
 
-PG_DOCUMENT = (
-    "(setweight(to_tsvector('english'::regconfig, title), 'A') || "
-    "setweight(to_tsvector('english'::regconfig, description), 'B') || "
-    "setweight(to_tsvector('english'::regconfig, requirements::text), 'C'))"
-)
+def _document(row: str) -> str:
+    return (
+        f"setweight(to_tsvector('english'::regconfig, {row}title), 'A') || "
+        f"setweight(to_tsvector('english'::regconfig, {row}description), 'B') || "
+        f"setweight(to_tsvector('english'::regconfig, {row}requirements::text), 'C')"
+    )
+
 
 SEED_CATEGORY_COUNTS = (
     "INSERT INTO core_counter (name, shard, value) "
@@ -32,7 +36,20 @@ UNSEED_CATEGORY_COUNTS = "DELETE FROM core_counter WHERE name LIKE 'tasks.open.%
 PG_CATEGORY_TRIGGERS = ("insert", "update", "delete")
 
 POSTGRESQL_FORWARD = [
-    f"CREATE INDEX task_open_text ON tasks_market_task USING gin ({PG_DOCUMENT}) WHERE status = 'open'",
+    "ALTER TABLE tasks_market_task ADD COLUMN search_document tsvector",
+    f"""
+CREATE OR REPLACE FUNCTION tasks_market_task_search_document() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.search_document := {_document("NEW.")};
+    RETURN NEW;
+END $$""",
+    (
+        "CREATE TRIGGER tasks_market_task_search_document BEFORE INSERT OR UPDATE OF title, description, "
+        "requirements, search_document ON tasks_market_task FOR EACH ROW "
+        "EXECUTE FUNCTION tasks_market_task_search_document()"
+    ),
+    f"UPDATE tasks_market_task SET search_document = {_document('')}",  # noqa: S608
+    "CREATE INDEX task_open_text ON tasks_market_task USING gin (search_document) WHERE status = 'open'",
     """
 CREATE OR REPLACE FUNCTION core_counter_add(counter text, delta bigint) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -85,6 +102,9 @@ POSTGRESQL_BACKWARD = [
     "DROP FUNCTION IF EXISTS core_counter_tasks_open_category()",
     UNSEED_CATEGORY_COUNTS,
     "DROP INDEX IF EXISTS task_open_text",
+    "DROP TRIGGER IF EXISTS tasks_market_task_search_document ON tasks_market_task",
+    "DROP FUNCTION IF EXISTS tasks_market_task_search_document()",
+    "ALTER TABLE tasks_market_task DROP COLUMN IF EXISTS search_document",
 ]
 
 

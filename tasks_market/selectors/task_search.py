@@ -8,10 +8,11 @@ newest first.
 - `total`: exact. Kept where a kept count answers it (the open list narrowed by categories only: the sum of
   `tasks.open.<category>`), else a COUNT of the matching rows. A text query (`q`) counts up to
   SEARCH_TOTAL_CAP and says whether that is exact (`total_exact`), as GitHub's search API does; its results
-  are reachable up to the cap, by an offset its cursor carries.
+  are reachable up to the cap, by an offset its cursor carries. `relevance` ranks those reachable matches (the
+  newest up to the cap), so a ranked page never costs a rank of every match.
 - Text: every word of `q` must match, stemmed as English, in the title, the description or the requirements.
-  PostgreSQL ranks with `ts_rank` over the three weighted A, B, C; SQLite (the embedded default) with FTS5's
-  BM25 weighted 1, 0.4, 0.2: the same rules, not the same numbers.
+  PostgreSQL ranks with `ts_rank` over the three weighted A, B, C (a stored `search_document`); SQLite (the
+  embedded default) with FTS5's BM25 weighted 1, 0.4, 0.2: the same rules, not the same numbers.
 - The open list's searches are kept as its plain pages are (core.db.pagecache), under the stamp of the open
   count, which every write of an open row moves.
 """
@@ -41,12 +42,9 @@ from tasks_market.selectors.task_list import TASK_COLUMNS, TaskListRead
 
 SEARCH_TOTAL_CAP = 1000
 
-# The text index's expression (tasks_market migration 0011): a query repeats it to the letter to use it.
-PG_DOCUMENT = (
-    "(setweight(to_tsvector('english'::regconfig, title), 'A') || "
-    "setweight(to_tsvector('english'::regconfig, description), 'B') || "
-    "setweight(to_tsvector('english'::regconfig, requirements::text), 'C'))"
-)
+# The task's weighted text on PostgreSQL, a column its trigger keeps (tasks_market migration 0011); not a model
+# field: only this module reads it.
+PG_DOCUMENT = "search_document"
 PG_QUERY = "plainto_tsquery('english'::regconfig, %s)"
 SQLITE_TEXT = "tasks_market_task_text"
 SQLITE_WEIGHTS = "1.0, 0.4, 0.2"  # title, description, requirements: as PostgreSQL's A, B, C
@@ -79,16 +77,17 @@ def searched(queryset: QuerySet, search: dict) -> QuerySet:
     sort = search.get("sort", "newest")
     if search.get("q"):
         queryset = _text_match(queryset, search["q"], ranked=sort == "relevance")
-    if sort == "relevance":
-        return queryset.order_by("-rank", "-created_at", "-id")
+    if sort == "relevance":  # the reachable matches (the newest, up to the cap) by rank: never a rank of every match
+        reachable = queryset.order_by("-created_at", "-id").values("pk")[:SEARCH_TOTAL_CAP]
+        return queryset.filter(pk__in=reachable).order_by("-rank", "-created_at", "-id")
     if sort == "deadline":
         return queryset.order_by("deadline", "-created_at", "-id")
     return queryset.order_by(*(f"-{name}" for name in ORDERS[sort]))
 
 
 def _text_match(queryset: QuerySet, q: str, *, ranked: bool) -> QuerySet:
-    # RawSQL: the SQL is this module's constants (the text index's expression must be repeated to the letter);
-    # the caller's words are a bound parameter.
+    # RawSQL: the SQL is this module's constants (a column the model does not know, SQLite's FTS5 table); the
+    # caller's words are a bound parameter.
     if connection.vendor == "postgresql":
         match = RawSQL(f"{PG_DOCUMENT} @@ {PG_QUERY}", [q], output_field=BooleanField())  # noqa: S611
         rank = RawSQL(f"ts_rank({PG_DOCUMENT}, {PG_QUERY})", [q], output_field=FloatField())  # noqa: S611
@@ -154,7 +153,8 @@ def search_page(user, *, scope: str, status: str | None, search: dict, position,
     rows_of = queryset.values(*TASK_COLUMNS)
     if search.get("q"):
         start = offset if position is None else position
-        matched = queryset.order_by().values("pk")[: SEARCH_TOTAL_CAP + 1].count()
+        every_match = searched(tasks_list(user, scope=scope, status=status), {**search, "sort": "newest"})
+        matched = every_match.order_by().values("pk")[: SEARCH_TOTAL_CAP + 1].count()
         total = min(matched, SEARCH_TOTAL_CAP)
         rows = list(rows_of[start : min(start + limit, total)]) if start < total else []
         has_more = start + len(rows) < total

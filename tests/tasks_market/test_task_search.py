@@ -161,9 +161,14 @@ def test_a_text_search_counts_up_to_its_cap_and_says_so(alice_api, made, monkeyp
     walked, _bodies = _walk(alice_api, "/api/v1/tasks?scope=open&q=research&limit=2")
     under = alice_api.get("/api/v1/tasks?scope=open&q=survey").json()
 
+    ranked = alice_api.get("/api/v1/tasks?scope=open&q=research&sort=relevance").json()
+
     assert (first["total"], first["total_exact"], first["has_more"]) == (3, False, True)
     assert search_cases.numbers(walked, made) == [1, 2, 3]  # the first three of four matches, as far as the cap
     assert (under["total"], under["total_exact"]) == (2, True)
+    # relevance ranks the reachable matches (the newest three): 6, the oldest match, is not among them
+    assert (ranked["total"], ranked["total_exact"]) == (3, False)
+    assert sorted(search_cases.numbers([i["id"] for i in ranked["items"]], made)) == [1, 2, 3]
 
 
 @pytest.mark.django_db(transaction=True)  # kept pages are neither kept nor served inside a transaction
@@ -185,7 +190,7 @@ def test_a_text_search_reads_the_text_index(alice, made):
     match, the planner reads the GIN index rather than every open row."""
     from tasks_market.selectors import tasks_list
 
-    _copy_rows("tasks_market_task", f"id = '{made[7]}'", 3000)
+    _copy_rows("tasks_market_task", f"id = '{made[7]}'", 10000)
     queryset = task_search.searched(tasks_list(alice, scope="open"), {"q": "research"})
 
     plan = queryset.explain()
