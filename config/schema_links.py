@@ -42,7 +42,15 @@ DELIVERY_ACTIONS = (
     "delivery_request_revision",
     "delivery_retry",
 )
-AGENT = ("agents_get", "agents_update_endpoint", "agents_rotate_secret", "agents_benchmark", "agents_benchmarks_list")
+AGENT = (
+    "agents_get",
+    "agents_update_endpoint",
+    "agents_rotate_secret",
+    "agents_benchmark",
+    "agents_benchmarks_list",
+    "agents_searches_list",
+    "agents_searches_create",
+)
 BRAND = (
     "brands_get",
     "brands_update",
@@ -105,6 +113,13 @@ LINKS: tuple[Links, ...] = (
     Links("tasks_get", "200", {"task_id": ID}, ("bids_list", "delivery_get"), "This task's bids, and its delivery."),
     Links("delivery_get", "200", {"task_id": "$response.body#/task_id"}, DELIVERY_ACTIONS, "This delivery."),
     Links("agents_register", "201", {"agent_id": ID}, AGENT, "The agent just registered."),
+    Links(
+        "agents_searches_create",
+        "201",
+        {"agent_id": "$response.body#/agent_id", "search_id": ID},
+        ("agents_searches_get", "agents_searches_delete"),
+        "The search just saved.",
+    ),
     # Brands and what hangs off them.
     Links("brands_create", "201", {"brand_id": ID}, BRAND, "The brand just created."),
     Links("brands_create", "201", {}, ("brand_kits_create",), "A kit for the brand just created.", {"brand_id": ID}),

@@ -14,15 +14,8 @@ class DemoConfig(AppConfig):
     verbose_name = "Local demo"
 
     def ready(self) -> None:
-        if settings.DEMO_AGENT_ENABLED:
-            from django.db.models.signals import post_save
-
-            from demo.signals import task_created_bid
-            from tasks_market.models import Task
-
-            # The demo agent hears of a new task as soon as it is committed, as a real agent polling
-            # GET /api/v1/tasks?scope=open would a little later; the beat catches any it missed.
-            post_save.connect(task_created_bid, sender=Task, dispatch_uid="demo.task_created_bid")
+        # The demo agent hears of a new task by its saved search (a signed `task.matched` at its endpoint,
+        # demo.views.agent_tasks), as any agent may; the beat's `demo.agent_bid` catches any it missed.
         if settings.DEMO_AGENT_ENABLED or settings.DEMO_INBOX_ENABLED:
             from celery.signals import beat_init, worker_ready
 

@@ -1,5 +1,6 @@
-"""The local demo (docs/guide.md#the-local-demo): a demo agent that bids on open tasks in its categories,
-takes the work it wins and delivers a result written by the local language model, and a webhook inbox.
+"""The local demo (docs/guide.md#the-local-demo): a demo agent that bids on open tasks in its categories (told of
+each by its saved search), takes the work it wins and delivers a result written by the local language model,
+and a webhook inbox.
 
 The agent acts through the services a real agent's owner goes through (agent_register, bid_create,
 delivery_submit): the demo exercises the marketplace, it does not bypass it.
@@ -28,11 +29,12 @@ from payments.models import LocalConnectObject, PayoutAccount
 from payments.providers.base import PayoutAccountStatus
 from payments.providers.local import LocalPaymentProvider, account_event_object
 from payments.services.accounts import payout_account_apply, payout_account_start
-from tasks_market.models import Agent, Bid, Task, TaskCategory, TaskStatus
+from tasks_market.models import Agent, Bid, SavedSearch, Task, TaskCategory, TaskStatus
 from tasks_market.services.agents import agent_register, agent_secrets, agent_update_endpoint
 from tasks_market.services.bids import bid_create
 from tasks_market.services.deliveries import delivery_submit
 from tasks_market.services.errors import BidExists
+from tasks_market.services.saved_searches import saved_search_create
 from webhooks_app.models import WebhookSubscription
 from webhooks_app.services import signing_secrets
 
@@ -61,15 +63,18 @@ def demo_agent_ensure() -> Agent:
         owner = user_create(email=AGENT_OWNER_EMAIL, password=settings.DEMO_USER_PASSWORD, email_verified=True)
     agent = Agent.objects.filter(owner=owner, name=AGENT_NAME).first()
     if agent is None:
-        return agent_register(
+        agent = agent_register(
             owner=owner,
             name=AGENT_NAME,
             endpoint_url=agent_endpoint(),
             description="Writes copy with the local language model. Served by this server (make run).",
             capabilities=[str(category) for category in AGENT_CATEGORIES],
         )
-    if agent.endpoint_url != agent_endpoint():  # `make run` on another PORT
+    elif agent.endpoint_url != agent_endpoint():  # `make run` on another PORT
         agent = agent_update_endpoint(owner=owner, agent_id=agent.id, endpoint_url=agent_endpoint())
+    if not SavedSearch.objects.filter(agent=agent).exists():
+        # It hears of each new task in its categories by a signed `task.matched` (docs/decisions.md#saved-searches).
+        saved_search_create(owner=owner, agent_id=agent.id, category=[str(c) for c in AGENT_CATEGORIES])
     return agent
 
 

@@ -6,13 +6,6 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from core.ops.enqueue import enqueue_after_commit
-
-
-def task_created_bid(sender, instance, created: bool, **kwargs) -> None:
-    if created:
-        enqueue_after_commit("demo.tasks.agent_bid", str(instance.pk))
-
 
 def mark_ready(role: str) -> Callable[..., None]:
     """A receiver that writes $VAR_DIR/ready/<role> (scripts/run.sh waits for these to print its banner)."""

@@ -9,7 +9,7 @@ from demo.services import demo_agent_bid, demo_agent_deliver
 
 @shared_task(name="demo.tasks.agent_bid", ignore_result=True)
 def agent_bid(task_id: str | None = None) -> None:
-    """The demo agent bids on one new task (queued when it is created) or on every open one (beat)."""
+    """The demo agent bids on one new task (its saved search's `task.matched`) or on every open one (beat)."""
     demo_agent_bid(task_id=task_id)
 
 

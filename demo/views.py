@@ -30,19 +30,26 @@ def _error(status: int, detail: str, code: str) -> JsonResponse:
 @csrf_exempt
 @require_POST
 def agent_tasks(request: HttpRequest) -> JsonResponse:
-    """The demo agent's endpoint: a signed `task.dispatched` is verified, acknowledged at once and done
-    by a Celery job (an agent answers quickly and submits the work through the API later)."""
+    """The demo agent's endpoint: a signed `task.dispatched` (a task it won) or `task.matched` (a new task its
+    saved search selects) is verified, acknowledged at once and handled by a Celery job: the work done and
+    submitted, or a bid placed (an agent answers quickly and acts through the API later)."""
     headers = {name: request.headers.get(name, "") for name in SIGNATURE_HEADERS}
     try:
         message = demo_agent_verify(body=request.body, headers=headers)
     except WebhookVerificationError:
         return _error(401, "The signature does not verify with the demo agent's secret.", "invalid_signature")
-    if message.get("type") != "task.dispatched":
-        return JsonResponse({"accepted": False, "reason": "not a task.dispatched message"}, status=202)
+    kind = message.get("type")
+    if kind not in ("task.dispatched", "task.matched"):
+        return JsonResponse({"accepted": False, "reason": f"not a message the demo agent takes: {kind}"}, status=202)
     task_id = str(((message.get("data") or {}).get("task") or {}).get("id") or "")
     if not task_id:
-        return _error(400, "A task.dispatched message carries data.task.id.", "invalid_message")
-    if not enqueue_now("demo.tasks.agent_deliver", task_id):
+        return _error(400, f"A {kind} message carries data.task.id.", "invalid_message")
+    queued = (
+        enqueue_now("demo.tasks.agent_deliver", task_id)
+        if kind == "task.dispatched"
+        else enqueue_now("demo.tasks.agent_bid", task_id)
+    )
+    if not queued:
         return _error(503, "The demo agent could not queue the work; the platform will retry.", "agent_busy")
     return JsonResponse({"accepted": True, "task_id": task_id}, status=202)
 

@@ -26,6 +26,9 @@ from tasks_market.models import (
     DisputeOutcome,
     DisputeResolution,
     Review,
+    SavedSearch,
+    SearchMatch,
+    SearchMatchAttempt,
     Task,
     TaskStatus,
 )
@@ -376,3 +379,32 @@ class ReviewAdmin(ReadOnlyAdmin):
             lambda r: reputation_services.review_set_hidden(review_id=r.pk, hidden=False),
             "Showed",
         )
+
+
+@admin.register(SavedSearch)
+class SavedSearchAdmin(ReadOnlyAdmin):
+    """Agents' saved searches (docs/decisions.md#saved-searches); their owners manage them over the API."""
+
+    list_display = ("agent", "categories", "currency", "min_budget", "max_budget", "q", "created_at")
+    list_filter = ("created_at",)
+    search_fields = ("agent__name", "agent__owner__email", "q")
+    list_select_related = ("agent",)
+
+
+class SearchMatchAttemptInline(admin.TabularInline):
+    model = SearchMatchAttempt
+    extra = 0
+    can_delete = False
+    fields = ("number", "status", "status_code", "duration_ms", "error", "started_at", "finished_at")
+    readonly_fields = fields
+
+
+@admin.register(SearchMatch)
+class SearchMatchAdmin(ReadOnlyAdmin):
+    """The `task.matched` announcements, one per task and agent, with their attempts."""
+
+    list_display = ("task", "agent", "status", "attempt_count", "next_attempt_at", "sent_at", "created_at")
+    list_filter = ("status", "created_at")
+    search_fields = ("agent__name", "task__title")
+    list_select_related = ("task", "agent")
+    inlines = [SearchMatchAttemptInline]

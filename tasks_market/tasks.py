@@ -18,6 +18,7 @@ from tasks_market.services.benchmarks import benchmark_run
 from tasks_market.services.bids import bid_judge, judgements_catch_up
 from tasks_market.services.deliveries import deliveries_release_due
 from tasks_market.services.dispatch import deliveries_sweep, delivery_dispatch_attempt
+from tasks_market.services.saved_searches import search_match_attempt, search_matches_find, search_matches_sweep
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,24 @@ def dispatch_delivery(delivery_id: str, claim: str | None = None) -> None:
         logger.exception("could not queue the next dispatch attempt of delivery %s", delivery_id)
 
 
+@shared_task(name="tasks_market.tasks.match_saved_searches", ignore_result=True)
+def match_saved_searches(task_id: str) -> int:
+    """The saved searches a task that became open matches: one announcement per agent."""
+    return search_matches_find(task_id=task_id)
+
+
+@shared_task(name="tasks_market.tasks.announce_match", ignore_result=True)
+def announce_match(match_id: str) -> None:
+    """One attempt of a `task.matched` announcement; a failed one queues the next with its countdown."""
+    retry_in = search_match_attempt(match_id=match_id)
+    if retry_in is None:
+        return
+    try:
+        announce_match.apply_async(args=[match_id], countdown=retry_in)
+    except Exception:  # the broker is down: the sweep queues it when it is overdue
+        logger.exception("could not queue the next attempt of announcement %s", match_id)
+
+
 @shared_task(name="tasks_market.tasks.judge_bid", ignore_result=True)
 def judge_bid(bid_id: str) -> None:
     bid_judge(bid_id=bid_id)
@@ -52,17 +71,19 @@ def run_benchmark(run_id: str) -> None:
 
 @shared_task(name="tasks_market.tasks.sweep_deliveries", ignore_result=True)
 def sweep_deliveries() -> dict[str, int]:
-    """Beat: recover lost or stuck dispatches, bids whose judge job was lost and refunds still due (see
-    CELERY_BEAT_SCHEDULE)."""
+    """Beat: recover lost or stuck dispatches, bids whose judge job was lost, refunds still due and saved-search
+    announcements whose message was lost (see CELERY_BEAT_SCHEDULE)."""
     result = deliveries_sweep()
     judged = judgements_catch_up()
     refunds = refunds_catch_up()
+    announcements = search_matches_sweep()
     return {
         "released": result.released,
         "retried": result.retried,
         "requeued": result.requeued,
         "judged": judged,
         "refunds": refunds,
+        "announcements": announcements,
     }
 
 

@@ -51,6 +51,7 @@ class ConversationSerializer(serializers.Serializer):
     next_cursor = serializers.CharField(
         allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page."
     )
+    total_exact = serializers.BooleanField(default=True, help_text="Whether `total` is exact: always, here.")
 
 
 # --- AllModelChat ------------------------------------------------------------------------------------

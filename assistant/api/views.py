@@ -269,6 +269,7 @@ class CreditTransactionsView(ApiView):
                     "total": 3,
                     "has_more": False,
                     "next_cursor": None,
+                    "total_exact": True,
                 },
             )
         ],

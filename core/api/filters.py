@@ -8,12 +8,15 @@ read is compiled (the task list), only hands over its parsed values. See docs/de
 
 from __future__ import annotations
 
+import re
+from datetime import UTC
 from functools import cache
 from typing import Any
 
 import django_filters
 from django import forms
 from django.http import QueryDict
+from django_filters.fields import IsoDateTimeField
 from rest_framework import fields as drf_fields
 from rest_framework import serializers
 
@@ -47,6 +50,48 @@ class StrictUUIDField(forms.UUIDField):
 
 class UUIDFilter(django_filters.UUIDFilter):
     field_class = StrictUUIDField
+
+
+class StrictDecimalField(forms.DecimalField):
+    """A non-negative amount written as the schema says (digits, at most `decimal_places` after a point):
+    no sign, exponent, `NaN` or spaces, which Python's Decimal would take."""
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        pattern = rf"[0-9]{{1,{self.max_digits - self.decimal_places}}}(\.[0-9]{{1,{self.decimal_places}}})?"
+        if not isinstance(value, str) or not re.fullmatch(pattern, value):
+            raise forms.ValidationError(
+                f"Input should be a decimal number with at most {self.decimal_places} decimal places", code="invalid"
+            )
+        return super().to_python(value)
+
+    def pattern(self) -> str:
+        return rf"^[0-9]{{1,{self.max_digits - self.decimal_places}}}(\.[0-9]{{1,{self.decimal_places}}})?$"
+
+
+class AmountFilter(django_filters.NumberFilter):
+    """A non-negative decimal bound (`max_digits`, `decimal_places`), strict as StrictDecimalField."""
+
+    field_class = StrictDecimalField
+
+
+class UTCDateTimeField(IsoDateTimeField):
+    """An ISO 8601 date-time (no offset: UTC) as a UTC datetime. The database takes offsets up to 15:59 only,
+    and a moment near year 1 or 9999 may have no UTC equivalent Python can hold: both are an error here."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError as exc:
+            raise forms.ValidationError("Enter a date/time between years 1 and 9999 in UTC.", code="invalid") from exc
+
+
+class DateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UTCDateTimeField
 
 
 class FilterSet(django_filters.FilterSet):
@@ -85,12 +130,18 @@ def parse(filterset_class: type[FilterSet], data: QueryDict) -> dict[str, Any]:
     if not form.is_valid():
         raise RequestValidationError(
             [
-                _error(form.fields[name], detail, data.get(name), ["query", name])
+                _error(form.fields[name], detail, _bad_value(detail, data, name), ["query", name])
                 for name, details in form.errors.as_data().items()
                 for detail in details
             ]
         )
     return {name: value for name, value in form.cleaned_data.items() if value not in (None, "")}
+
+
+def _bad_value(detail: forms.ValidationError, data: QueryDict, name: str) -> Any:
+    """The value an error is about: the one named by the error (one of a repeated parameter's), else the query's."""
+    named = (detail.params or {}).get("value")
+    return named if named is not None and detail.code == "invalid_choice" else data.get(name)
 
 
 def filtered(filterset_class: type[FilterSet], queryset, params: dict[str, Any]):
@@ -131,8 +182,18 @@ def parameters(filterset_class: type[FilterSet]) -> type[serializers.Serializer]
             kwargs["required"] = False
         else:
             kwargs["default"] = initial
-        if isinstance(filter_, django_filters.ChoiceFilter):
+        if isinstance(filter_, django_filters.MultipleChoiceFilter):
+            attrs[name] = serializers.ListField(
+                child=serializers.ChoiceField(choices=filter_.extra["choices"]), **kwargs
+            )
+        elif isinstance(filter_, django_filters.ChoiceFilter):
             attrs[name] = serializers.ChoiceField(choices=filter_.extra["choices"], **kwargs)
+        elif isinstance(filter_, django_filters.IsoDateTimeFilter):
+            attrs[name] = serializers.DateTimeField(**kwargs)
+        elif isinstance(filter_, AmountFilter):
+            attrs[name] = serializers.RegexField(filter_.field.pattern(), **kwargs)
+        elif isinstance(filter_, django_filters.CharFilter):
+            attrs[name] = serializers.CharField(max_length=filter_.extra.get("max_length"), **kwargs)
         elif isinstance(filter_, UUIDFilter):
             attrs[name] = serializers.UUIDField(**kwargs)
         elif isinstance(filter_, BooleanFilter):

@@ -1,5 +1,5 @@
 """The list envelope (docs/decisions.md#lists): `{"items": [...], "total": int, "has_more": bool,
-"next_cursor": str | null}`, paged by `offset` or by an opaque keyset `cursor`."""
+"next_cursor": str | null, "total_exact": bool}`, paged by `offset` or by an opaque keyset `cursor`."""
 
 from __future__ import annotations
 
@@ -115,6 +115,10 @@ def envelope(item_serializer: type[serializers.Serializer]) -> type[serializers.
                 allow_null=True,
                 help_text="Pass as `cursor` for the next page; null on the last page.",
             ),
+            "total_exact": serializers.BooleanField(
+                help_text="Whether `total` is exact; false only where a search counts its matches up to a cap "
+                "(a text query) and found more.",
+            ),
             "__module__": item_serializer.__module__,
         },
     )
@@ -123,7 +127,7 @@ def envelope(item_serializer: type[serializers.Serializer]) -> type[serializers.
 def render_page(
     item_serializer, rows, total: int, has_more: bool, context: dict | None = None, *, next_cursor: str | None = None
 ) -> dict:
-    body = {"items": rows, "total": total, "has_more": has_more, "next_cursor": next_cursor}
+    body = {"items": rows, "total": total, "has_more": has_more, "next_cursor": next_cursor, "total_exact": True}
     return envelope(item_serializer)(body, context=context or {}).data
 
 
@@ -184,6 +188,32 @@ def decode_cursor(cursor: str | None, order: tuple[tuple[str, ...], bool], model
             [error("value_error", ["query", "cursor"], "Value error, not a cursor of this list", cursor)]
         ) from exc
     return tuple(values)
+
+
+def encode_offset_cursor(offset: int) -> str:
+    """A cursor that carries an offset: for an order with no keyset (a ranked search), as opaque to the client
+    as a keyset cursor, and read back by `decode_offset_cursor`."""
+    return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode().rstrip("=")
+
+
+def decode_offset_cursor(cursor: str | None, *, offset: int = 0) -> int | None:
+    """The offset an `encode_offset_cursor` cursor carries; a 422 in the contract's shape for any other."""
+    if not cursor:
+        return None
+    if offset:
+        raise RequestValidationError(
+            [error("value_error", ["query", "offset"], "Value error, offset and cursor cannot be combined", offset)]
+        )
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode())
+        start = raw["offset"] if isinstance(raw, dict) and set(raw) == {"offset"} else None
+        if type(start) is not int or not 0 <= start <= 1_000_000:
+            raise ValueError(raw)
+    except (ValueError, TypeError, UnicodeDecodeError, binascii.Error) as exc:
+        raise RequestValidationError(
+            [error("value_error", ["query", "cursor"], "Value error, not a cursor of this list", cursor)]
+        ) from exc
+    return start
 
 
 # One-query pages (core.db.precompiled) ----------------------------------------------------------------

@@ -20,6 +20,7 @@ from tasks_market.models.market import (
     TaskStatus,
 )
 from tasks_market.models.reputation import AgentReputation, NotCounted, OutcomeKind, Review, TaskOutcome
+from tasks_market.models.searches import MatchStatus, SavedSearch, SearchMatch, SearchMatchAttempt
 
 __all__ = [
     "Agent",
@@ -37,9 +38,13 @@ __all__ = [
     "DisputeOutcome",
     "DisputeResolution",
     "JudgementStatus",
+    "MatchStatus",
     "NotCounted",
     "OutcomeKind",
     "Review",
+    "SavedSearch",
+    "SearchMatch",
+    "SearchMatchAttempt",
     "Task",
     "TaskCategory",
     "TaskOutcome",

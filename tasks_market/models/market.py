@@ -97,6 +97,17 @@ class Task(models.Model):
             # The admin change list (docs/decisions.md#admin-change-lists-at-size).
             models.Index(fields=["-created_at", "-id"], name="task_created_desc"),
             models.Index(fields=["title"], name="task_title_prefix", opclasses=["varchar_pattern_ops"]),
+            # The open-task search (docs/decisions.md#task-search): its counts by category and budget, and its
+            # orders other than the newest. The text search's index is the migration's own (per engine).
+            models.Index(
+                fields=["category", "budget_amount"], condition=Q(status="open"), name="task_open_category_budget"
+            ),
+            models.Index(
+                fields=["-budget_amount", "-created_at", "-id"], condition=Q(status="open"), name="task_open_by_budget"
+            ),
+            models.Index(
+                fields=["deadline", "-created_at", "-id"], condition=Q(status="open"), name="task_open_by_deadline"
+            ),
         ]
 
     def __str__(self) -> str:

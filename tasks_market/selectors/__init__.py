@@ -23,6 +23,7 @@ from tasks_market.models import (
     BidJudgement,
     Delivery,
     Review,
+    SavedSearch,
     Task,
     TaskStatus,
 )
@@ -127,6 +128,10 @@ def agent_endpoints_of(owner) -> list[tuple[UUID, str]]:
 
 def agent_of(owner, agent_id: UUID) -> Agent | None:
     return Agent.objects.filter(owner=owner, id=agent_id).first()
+
+
+def saved_searches_of(agent: Agent) -> QuerySet[SavedSearch]:
+    return SavedSearch.objects.filter(agent=agent).order_by("-created_at", "-id")
 
 
 def benchmarks_of(agent: Agent) -> QuerySet[BenchmarkRun]:

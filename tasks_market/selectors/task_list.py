@@ -75,10 +75,12 @@ OPEN_PAGES = StampedPages(OPEN_TASKS)
 @dataclass(frozen=True, slots=True)
 class TaskListRead:
     """A page of the list (rows of TASK_COLUMNS, total, has_more, next_cursor) and, for the open list, the
-    kept page it came from (whose rendered bodies the response reuses); None for every other list."""
+    kept page it came from (whose rendered bodies the response reuses); None for every other list. `exact`:
+    whether `total` is exact (not for a text search past its cap: tasks_market.selectors.task_search)."""
 
     page: Page
     kept: Entry | None
+    exact: bool = True
 
 
 def task_list_read(user, *, scope: str, status: str | None, after: tuple | None, limit: int, offset: int):

@@ -41,6 +41,7 @@ from tasks_market.services import judging
 from tasks_market.services.announcements import bid_data, publish
 from tasks_market.services.errors import BidExists, InvalidField, OwnTask
 from tasks_market.services.paid_cancel import bid_withdraw_paid
+from tasks_market.services.saved_searches import task_opened
 
 logger = logging.getLogger(__name__)
 
@@ -332,6 +333,7 @@ def _release_claim(task: Task, bid: Bid) -> Selection | None:
             status=TaskStatus.OPEN, selected_bid=None, updated_at=now
         ):
             Bid.objects.filter(pk=bid.pk, status=BidStatus.SELECTED).update(status=BidStatus.PENDING, updated_at=now)
+            task_opened(task.pk)
             logger.warning("selection of bid %s on task %s given back: the payment provider failed", bid.id, task.id)
     return None
 

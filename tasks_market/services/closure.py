@@ -34,6 +34,7 @@ from tasks_market.selectors import task_payments
 from tasks_market.services.bids import bid_withdraw
 from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.errors import DeliveriesOwed
+from tasks_market.services.saved_searches import task_opened
 
 logger = logging.getLogger(__name__)
 
@@ -92,4 +93,5 @@ def _give_back_selection(task: Task) -> None:
     _cancel_waiting_payments_after_commit(task)
     task.status, task.selected_bid = TaskStatus.OPEN, None
     task.save(update_fields=["status", "selected_bid", "updated_at"])
+    task_opened(task.pk)
     logger.info("selection on task %s given back: the selected bid's account closed", task.pk)

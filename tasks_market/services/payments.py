@@ -21,6 +21,7 @@ from tasks_market.services.announcements import payment_data, publish, task_data
 from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.dispatch import enqueue_dispatch
 from tasks_market.services.disputes import payment_refund, payment_refund_released
+from tasks_market.services.saved_searches import task_opened
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class TaskPayments:
             )
             task.status, task.selected_bid = TaskStatus.OPEN, None
             task.save(update_fields=["status", "selected_bid", "updated_at"])
+            task_opened(task.pk)
         bidder_id = Bid.objects.filter(pk=payment.reference_id).values_list("bidder_id", flat=True).first()
         publish("payment.failed", payment_data(payment, task), task.poster_id, bidder_id)
 

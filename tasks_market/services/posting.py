@@ -23,6 +23,7 @@ from tasks_market.services.announcements import publish, task_data
 from tasks_market.services.cancels import task_cancel_locked
 from tasks_market.services.errors import InvalidField
 from tasks_market.services.paid_cancel import task_cancel_paid
+from tasks_market.services.saved_searches import task_opened
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ def task_create(
         remixed_from=remixed_from,
     )
     publish("task.created", {**task_data(task), "remixed_from": task.remixed_from_id}, poster.pk)
+    task_opened(task.pk)
     return task
 
 

@@ -74,7 +74,13 @@ def test_paging_45_messages_by_20(alice_api, alice):
     assert [m["id"] for p in pages for m in p["messages"]] == newest_first
 
     assert alice_api.delete(ME).status_code == 204
-    assert alice_api.get(CONVERSATIONS).json() == {"messages": [], "has_more": False, "total": 0, "next_cursor": None}
+    assert alice_api.get(CONVERSATIONS).json() == {
+        "messages": [],
+        "has_more": False,
+        "total": 0,
+        "next_cursor": None,
+        "total_exact": True,
+    }
     assert not AssistantMessage.objects.filter(assistant__user=alice).exists()
 
 

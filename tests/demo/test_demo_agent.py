@@ -15,7 +15,7 @@ from django.core.management import call_command
 from demo.services import AGENT_OWNER_EMAIL, AGENT_PATH, demo_agent_bid, demo_agent_ensure, demo_payout_account_ensure
 from payments.models import LocalConnectObject, PayoutAccount
 from signed_delivery.signing import sign_headers
-from tasks_market.models import Bid, Delivery, DeliveryStatus, TaskStatus
+from tasks_market.models import Bid, Delivery, DeliveryStatus, SavedSearch, TaskStatus
 from tasks_market.services.dispatch import dispatch_payload
 from tests.tasks_market.factories import TaskFactory, delivering_task
 
@@ -75,6 +75,19 @@ def test_a_signed_dispatch_is_taken_and_delivered_with_the_local_model(demo, api
     assert delivery.status == DeliveryStatus.SUBMITTED and task.status == TaskStatus.IN_REVIEW
     [artefact] = delivery.submissions.get().artefacts.all()
     assert artefact.name == "result.md" and "(Local model)" in artefact.text
+
+
+def test_it_saves_one_search_of_its_categories_and_bids_when_told_of_a_match(demo, api):
+    demo_agent_ensure()  # the next `make run`
+    task = TaskFactory(category="research", budget_amount=Decimal("50.00"))
+    body, headers = signed(demo, "task.matched", {"search_id": str(uuid.uuid4()), "task": {"id": str(task.id)}})
+
+    response = api.post(AGENT_PATH, data=body, content_type="application/json", **headers)
+
+    [search] = SavedSearch.objects.filter(agent=demo)
+    assert sorted(search.categories) == sorted(["content", "marketing", "research", "other"])
+    assert response.status_code == 202, response.content
+    assert Bid.objects.filter(agent=demo, task=task).count() == 1
 
 
 def test_a_dispatch_signed_with_another_secret_is_refused(demo, api):

@@ -20,6 +20,11 @@ follows the schema's links from a new task to its bids (config/schema_links.py),
 follow. Deadlines that are not date-times are sent as generated. A publication's `scheduled_at` is the same
 kind of rule (a minute to a year ahead): a generated date-time there is moved a day ahead of now.
 
+The task list's search has rules between two parameters that JSON Schema cannot state (docs/decisions.md#task-search):
+`max_budget` not below `min_budget`, `deadline_before` not before `deadline_after`, `sort=relevance` only with
+`q`. A client sends bounds in their order, so generated bounds that are each valid are put in order, and a
+`relevance` sort without a text query is left out; values the schema refuses are sent as generated.
+
 The URL fields' pattern (core.api.fields.URL_PATTERN) bounds the host name with a lookahead, which
 schemathesis's coverage phase can only satisfy by searching: minutes per URL field (one operation with two
 such fields took over 240 s, most of a ten-minute part of the run). The fuzzer is given the same pattern
@@ -41,6 +46,7 @@ import json
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import schemathesis
 from schemathesis.transport.serialization import serialize_json
@@ -92,11 +98,27 @@ def before_call(ctx, case, **kwargs):
         del query["cursor"]
     body = case.body
     operation = (case.operation.method.upper(), case.operation.path)
+    if operation == ("GET", "/api/v1/tasks"):
+        _search_in_order(query)
     if operation in DEADLINES and isinstance(body, dict) and _past(body.get("deadline")):
         body["deadline"] = (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     if operation in SCHEDULES and isinstance(body, dict) and _moment(body.get("scheduled_at")) is not None:
         body["scheduled_at"] = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return None
+
+
+def _search_in_order(query: dict) -> None:
+    """The task search's bounds in order, and no `relevance` sort without `q` (the module's docstring)."""
+    for low, high, read in (("min_budget", "max_budget", _amount), ("deadline_after", "deadline_before", _moment)):
+        first, second = read(query.get(low)), read(query.get(high))
+        if first is not None and second is not None and second < first:
+            query[low], query[high] = query[high], query[low]
+    if query.get("sort") == "relevance" and not str(query.get("q") or "").strip():
+        del query["sort"]
+
+
+def _amount(value) -> Decimal | None:
+    return Decimal(value) if isinstance(value, str) and re.fullmatch(r"[0-9]{1,10}(\.[0-9]{1,2})?", value) else None
 
 
 def _moment(value) -> datetime | None:

@@ -3,8 +3,8 @@ transaction: shared by the kept-count tests on PostgreSQL and on SQLite (core.db
 
     DJANGO_SETTINGS_MODULE=config.settings.local VAR_DIR=<dir> python -m tests.tasks_market.counts_churn
 
-migrates the embedded SQLite database, churns, and prints one JSON line: failures, the kept count and a
-fresh COUNT.
+migrates the embedded SQLite database, checks the task search's cases (tests.tasks_market.search_cases), churns,
+and prints one JSON line: failures, the kept count and a fresh COUNT.
 """
 
 from __future__ import annotations
@@ -79,9 +79,11 @@ def main() -> None:
     from core.db import counters
     from tasks_market.counters import OPEN_TASKS
     from tasks_market.models import Task, TaskStatus
+    from tests.tasks_market import search_cases
 
     call_command("migrate", verbosity=0)
     poster = User.objects.create_user(email="churn@example.com", password="x-Very-long-pass-1")
+    search_failures = search_cases.check(poster)  # the search's cases on this engine (its FTS5 table)
     failures = churn(poster, threads=SQLITE_THREADS, rounds=SQLITE_ROUNDS)
     print(
         json.dumps(
@@ -94,6 +96,7 @@ def main() -> None:
                 "walk_equals_the_list": _walk_by_cursor(),
                 "stamp_moves_with_every_write": _stamp_moves(poster),
                 "kept_pages_follow_writes": _kept_pages_follow_writes(poster),
+                "search_failures": search_failures,
             }
         )
     )

@@ -75,7 +75,8 @@ def test_concurrent_creates_selects_cancels_and_completes_never_drift(alice):
 
 
 def test_the_same_on_the_embedded_sqlite_database(tmp_path):
-    """`make run`'s default: SQLite, its row triggers, the same churn (in a process of its own)."""
+    """`make run`'s default: SQLite, its row triggers, the same churn (in a process of its own); and the task
+    search's hand-computed cases on its FTS5 table (the same cases as tests/tasks_market/test_task_search.py)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
     env.update(DJANGO_SETTINGS_MODULE="config.settings.local", VAR_DIR=str(tmp_path / "var"))
     done = subprocess.run(
@@ -99,6 +100,7 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
         "walk_equals_the_list": True,
         "stamp_moves_with_every_write": True,
         "kept_pages_follow_writes": True,
+        "search_failures": [],
     }
 
 

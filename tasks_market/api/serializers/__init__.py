@@ -28,6 +28,7 @@ from tasks_market.api.serializers.deliveries import (
     RevisionInput,
     SubmissionSerializer,
 )
+from tasks_market.api.serializers.searches import SavedSearchInput, SavedSearchSerializer
 from tasks_market.api.serializers.tasks import (
     TASK_COLUMNS,
     TaskInput,
@@ -60,6 +61,8 @@ __all__ = [
     "MoneyField",
     "PaymentSerializer",
     "RevisionInput",
+    "SavedSearchInput",
+    "SavedSearchSerializer",
     "SelectionSerializer",
     "SubmissionSerializer",
     "TaskInput",

@@ -17,8 +17,12 @@ from tasks_market.api.serializers import (
     AgentSerializer,
     AgentWithSecretSerializer,
     BenchmarkRunSerializer,
+    SavedSearchInput,
+    SavedSearchSerializer,
 )
+from tasks_market.models.searches import MAX_SEARCHES_PER_AGENT
 from tasks_market.services import agents as services
+from tasks_market.services import saved_searches as search_services
 
 TAGS = ["agents"]
 
@@ -157,3 +161,70 @@ class AgentBenchmarksView(ApiView):
         params = self.query(PageQuery)
         rows, total, has_more, next_cursor = keyset_page(selectors.benchmarks_of(_agent(request, agent_id)), **params)
         return Response(render_page(BenchmarkRunSerializer, rows, total, has_more, next_cursor=next_cursor))
+
+
+class AgentSearchesView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="agents_searches_list",
+        summary="An agent's saved searches, newest first",
+        description="The searches whose new matching tasks are announced to the agent (`POST .../searches`).",
+        tags=TAGS,
+        parameters=[PageQuery],
+        responses=envelope(SavedSearchSerializer),
+    )
+    def get(self, request, agent_id):
+        params = self.query(PageQuery)
+        rows, total, has_more, next_cursor = keyset_page(
+            selectors.saved_searches_of(_agent(request, agent_id)), **params
+        )
+        return Response(render_page(SavedSearchSerializer, rows, total, has_more, next_cursor=next_cursor))
+
+    @extend_schema(
+        operation_id="agents_searches_create",
+        summary="Save a search for an agent",
+        description=(
+            "The task list's search parameters, by the same names (`category` a list; no `sort`). Every task that "
+            "becomes open from now on (posted, remixed, or open again) and that the search selects is POSTed to the "
+            'agent\'s endpoint once per task and agent: `{type: "task.matched", timestamp, data: {search_id, task}}`, '
+            "`task` as the list shows it, signed like a dispatch; the poster's own agents are not told. At most "
+            f"{MAX_SEARCHES_PER_AGENT} per agent (409 past it)."
+        ),
+        tags=TAGS,
+        request=SavedSearchInput,
+        responses={201: SavedSearchSerializer, 409: error_response("The agent has the most saved searches it may.")},
+    )
+    @idempotent
+    def post(self, request, agent_id):
+        data = self.body(SavedSearchInput)
+        search = search_services.saved_search_create(owner=request.user, agent_id=agent_id, **data)
+        return self.created(SavedSearchSerializer(search).data, "agent-search", agent_id=agent_id, search_id=search.id)
+
+
+class AgentSearchView(ApiView):
+    access = Access.USER_OR_KEY
+
+    @extend_schema(
+        operation_id="agents_searches_get",
+        summary="A saved search",
+        description="One of your agent's saved searches by id; another user's is 404.",
+        tags=TAGS,
+        responses=SavedSearchSerializer,
+    )
+    def get(self, request, agent_id, search_id):
+        search = selectors.saved_searches_of(_agent(request, agent_id)).filter(pk=search_id).first()
+        if search is None:
+            raise NotFound()
+        return Response(SavedSearchSerializer(search).data)
+
+    @extend_schema(
+        operation_id="agents_searches_delete",
+        summary="Delete a saved search",
+        description="Its announcements already made still go out; no new ones.",
+        tags=TAGS,
+        responses={204: None},
+    )
+    def delete(self, request, agent_id, search_id):
+        search_services.saved_search_delete(owner=request.user, agent_id=agent_id, search_id=search_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -24,20 +24,22 @@ from tasks_market.api.serializers import (
     task_item,
 )
 from tasks_market.api.views.common import PROVIDER_ERRORS, body_rules
-from tasks_market.filters import TaskFilter
+from tasks_market.filters import TaskFilter, search_of
 from tasks_market.models import Task
 from tasks_market.selectors.task_list import ORDER, task_list_read
+from tasks_market.selectors.task_search import SEARCH_TOTAL_CAP, task_search_read
 from tasks_market.services import posting as services
 
 TAGS = ["tasks"]
 
 
-def _page_body(page: Page, viewer_id) -> dict:
+def _page_body(page: Page, viewer_id, exact: bool = True) -> dict:
     return {
         "items": [task_item(row, viewer_id) for row in page.rows],
         "total": page.total,
         "has_more": page.has_more,
         "next_cursor": page.next_cursor,
+        "total_exact": exact,
     }
 
 
@@ -49,7 +51,10 @@ class TaskListView(ApiView):
         summary="List your tasks, or the open ones",
         description=(
             "`scope=mine` (the default): the tasks you posted; `scope=open`: every open task, to bid on. Optionally "
-            "filtered by `status`; newest first."
+            "filtered by `status` and searched: by `category`, `currency`, budget and deadline bounds (inclusive) "
+            "and full text (`q`), in the order `sort` names (newest first by default). Agents and posters get the "
+            "same results for the same query. `total` is exact but for a text search, which counts up to "
+            f"{SEARCH_TOTAL_CAP} matches and reaches that many (`total_exact` says whether it is exact)."
         ),
         tags=TAGS,
         parameters=[PageQuery, parameters(TaskFilter)],
@@ -57,22 +62,33 @@ class TaskListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery, TaskFilter)
-        after = decode_cursor(params.get("cursor"), ORDER, Task, offset=params["offset"])
-        read = task_list_read(
-            request.user,
-            scope=params["scope"],
-            status=params.get("status"),
-            after=after,
-            limit=params["limit"],
-            offset=params["offset"],
-        )
+        search = search_of(params)
+        if search:
+            read = task_search_read(
+                request.user,
+                scope=params["scope"],
+                status=params.get("status"),
+                search=search,
+                cursor=params.get("cursor"),
+                limit=params["limit"],
+                offset=params["offset"],
+            )
+        else:
+            read = task_list_read(
+                request.user,
+                scope=params["scope"],
+                status=params.get("status"),
+                after=decode_cursor(params.get("cursor"), ORDER, Task, offset=params["offset"]),
+                limit=params["limit"],
+                offset=params["offset"],
+            )
         viewer_id = request.user.pk if request.user else None
         if read.kept is None:
-            return Response(_page_body(read.page, viewer_id))
+            return Response(_page_body(read.page, viewer_id, read.exact))
         # The open list, the same for every caller but `is_mine`: its kept page's bodies are rendered once
         # per pattern of the caller's own rows on the page (tasks_market.selectors.task_list).
         mine = tuple(viewer_id is not None and row["poster_id"] == viewer_id for row in read.page.rows)
-        return Response(Rendered(read.kept, mine, lambda: _page_body(read.page, viewer_id)))
+        return Response(Rendered(read.kept, mine, lambda: _page_body(read.page, viewer_id, read.exact)))
 
     @extend_schema(
         operation_id="tasks_create",

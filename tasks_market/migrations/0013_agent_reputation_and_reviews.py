@@ -11,7 +11,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tasks_market", "0010_payment_moves_to_payments"),
+        ("tasks_market", "0012_saved_searches"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
