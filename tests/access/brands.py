@@ -29,4 +29,7 @@ ROUTES = {
     "POST /api/v1/brands/{brand_id}/publications": Access.USER,
     "POST /api/v1/publications/{publication_id}/confirm": Access.USER,
     "POST /api/v1/publications/{publication_id}/cancel": Access.USER,
+    "POST /api/v1/publications/{publication_id}/approve": Access.USER,
+    "GET /api/v1/brands/{brand_id}/connections": Access.USER,
+    "DELETE /api/v1/brands/{brand_id}/connections/{connection_id}": Access.USER,
 }
