@@ -153,7 +153,12 @@ def search_page(user, *, scope: str, status: str | None, search: dict, position,
     rows_of = queryset.values(*TASK_COLUMNS)
     if search.get("q"):
         start = offset if position is None else position
-        every_match = searched(tasks_list(user, scope=scope, status=status), {**search, "sort": "newest"})
+        # relevance narrows to the reachable matches: the count is of every match
+        every_match = (
+            searched(tasks_list(user, scope=scope, status=status), {**search, "sort": "newest"})
+            if search.get("sort") == "relevance"
+            else queryset
+        )
         matched = every_match.order_by().values("pk")[: SEARCH_TOTAL_CAP + 1].count()
         total = min(matched, SEARCH_TOTAL_CAP)
         rows = list(rows_of[start : min(start + limit, total)]) if start < total else []
