@@ -23,7 +23,7 @@ from tests.support.factories import UserFactory
 from tests.support.schemathesis_patterns import url_pattern_for_fuzzing
 from tests.support.servers import run_schemathesis
 
-EXAMPLES = 3  # generated cases per operation in the fuzzing phase (the live run fuzzes 4 and adds the stateful phase)
+EXAMPLES = 2  # generated cases per operation in the fuzzing phase (the live run fuzzes 3 and adds the stateful phase)
 # One part per resource (the two largest in two), so that the workers share the run; "rest" is every path
 # the others leave out.
 PARTS = {

@@ -1,4 +1,4 @@
-"""A short soak of `make run` (scripts/soak.py runs the long one on demand): steady mixed load for 40 s
+"""A short soak of `make run` (scripts/soak.py runs the long one on demand): steady mixed load for 25 s
 with a torn broker message injected; the worker is restarted, no job is lost, the web keeps serving. The
 beat's routine sends (every 10 s) stay out of the INFO log, the jobs the load queued do not."""
 
@@ -17,7 +17,7 @@ _spec.loader.exec_module(soak_script)
 
 def test_a_short_soak_with_a_torn_broker_message_loses_no_job(tmp_path):
     with run_shape(tmp_path) as server:
-        report = soak_script.soak(server, seconds=40, tear_every=60, first_tear=10, pause=1.0)
+        report = soak_script.soak(server, seconds=25, tear_every=60, first_tear=10, pause=1.0)
         print(report.line())
 
         assert report.torn_messages == 1
