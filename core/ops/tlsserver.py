@@ -89,6 +89,11 @@ class _ServerHandler(ServerHandler):
 
 
 class DualProtocolRequestHandler(WSGIRequestHandler):
+    # wsgiref writes a response's status line, headers and body in separate sends. With Nagle's algorithm
+    # the second waits for the client's ACK of the first, which a client delays by up to 40 ms: every
+    # keep-alive request would stall that long.
+    disable_nagle_algorithm = True
+
     def setup(self):
         super().setup()
         self.rfile.close()  # the plain buffered socket file; reads go through the deadlines instead

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from core.ops.tlsserver import DualProtocolRequestHandler
 from tests.security.tlsserver_support import read_all, running_server, tls_connect
 
 # The server's threads use the database (rate-limit overrides): committed tables, not the test's transaction.
@@ -91,6 +92,24 @@ def test_a_second_request_on_a_kept_alive_connection_is_served(tmp_path):
         time.sleep(0.3)
         tls.sendall(REQUEST)
         assert response_of(tls)[0] == 404
+
+
+def test_a_connection_sends_without_nagles_delay(tmp_path):
+    """A response goes out in several small writes (status line, headers, body): with Nagle's algorithm on,
+    each kept-alive request waited for the client's delayed ACK, up to 40 ms a request."""
+    seen = []
+
+    class Recording(DualProtocolRequestHandler):
+        def setup(self):
+            super().setup()
+            seen.append(self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    with running_server(tmp_path) as server:
+        server.RequestHandlerClass = Recording
+        with tls_connect(server) as tls:
+            tls.sendall(REQUEST)
+            assert response_of(tls)[0] == 404
+    assert seen and all(seen), seen
 
 
 def test_a_body_that_stops_arriving_is_cut_at_the_body_timeout(tmp_path):
