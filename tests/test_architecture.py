@@ -348,3 +348,18 @@ def test_no_product_module_imports_the_alias_kept_for_outside_scripts():
     """core/ratelimit.py re-exports core.http.ratelimit for scripts outside the project; the project itself
     imports the real module (docs/architecture.md#apps)."""
     assert sorted(module for module, targets in graph().items() if "core.ratelimit" in targets) == []
+
+
+def test_below_the_http_layer_no_module_imports_an_apps_api():
+    """Services, selectors, tasks, models, domain rules and providers are called by the API, never the
+    reverse (docs/architecture.md, the rooms): what they need of a representation lives beside them
+    (`tasks_market.representation`). Only core's own HTTP plumbing (`core.api`) is shared."""
+    rooms = (".services", ".selectors", ".tasks", ".models", ".domain", ".providers")
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph().items()
+        if any(f"{module}.".startswith(f"{app_of(module)}{room}.") for room in rooms)
+        for target in targets
+        if ".api." in f".{target}." and not target.startswith("core.")
+    )
+    assert upward == []

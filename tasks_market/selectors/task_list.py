@@ -42,7 +42,7 @@ from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import TaskStatus
 from tasks_market.selectors import tasks_list
 
-# The columns a task's representation reads (tasks_market.api.serializers.task_item): lists fetch exactly
+# The columns a task's representation reads (tasks_market.representation.task_item): lists fetch exactly
 # these with `.values()`. Each is a column of the task table (tests/tasks_market).
 TASK_COLUMNS = (
     "id",

@@ -32,7 +32,6 @@ from signed_delivery.engine import (
     delivery_settle,
 )
 from signed_delivery.sending import CallResult, message_body
-from tasks_market.api.serializers.tasks import task_item
 from tasks_market.models import (
     Agent,
     MatchStatus,
@@ -43,6 +42,7 @@ from tasks_market.models import (
     TaskStatus,
 )
 from tasks_market.models.searches import MAX_SEARCHES_PER_AGENT
+from tasks_market.representation import task_item
 from tasks_market.selectors.task_list import TASK_COLUMNS
 from tasks_market.selectors.task_search import searched
 from tasks_market.services.agents import agent_secrets
