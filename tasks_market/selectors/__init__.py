@@ -165,8 +165,11 @@ def selected_payment(task: Task, *, lock: bool = False, **filters) -> Payment | 
     return (rows.select_for_update() if lock else rows).first()
 
 
-def agent_reviews(agent_id: UUID) -> QuerySet[Review]:
-    """An agent's reviews, newest first (public to everyone signed in; a hidden comment is not shown)."""
+def agent_reviews(agent_id: UUID) -> QuerySet[Review] | None:
+    """An agent's reviews, newest first (public to everyone signed in; a hidden comment is not shown); None
+    when there is no such agent."""
+    if not Agent.objects.filter(pk=agent_id).exists():
+        return None
     return Review.objects.filter(agent_id=agent_id).order_by("-created_at", "-id")
 
 

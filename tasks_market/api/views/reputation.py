@@ -20,7 +20,6 @@ from tasks_market.api.serializers.reputation import (
     ReviewSerializer,
     reputation_body,
 )
-from tasks_market.models import Agent
 from tasks_market.services import reputation as services
 
 TAGS = ["reputation"]
@@ -60,9 +59,10 @@ class AgentReviewsView(ApiView):
     )
     def get(self, request, agent_id):
         params = self.query(PageQuery)
-        if not Agent.objects.filter(pk=agent_id).exists():
+        reviews = selectors.agent_reviews(agent_id)
+        if reviews is None:
             raise NotFound()
-        rows, total, has_more, next_cursor = keyset_page(selectors.agent_reviews(agent_id), **params)
+        rows, total, has_more, next_cursor = keyset_page(reviews, **params)
         return Response(render_page(ReviewSerializer, rows, total, has_more, next_cursor=next_cursor))
 
 
