@@ -7,7 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from tasks_market.models import AgentReputation
+from tasks_market.api.serializers.reputation import ReputationSummarySerializer
+from tasks_market.models import Agent, AgentReputation
+from tasks_market.services.reputation import reputation_summary
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 from tests.tasks_market.test_query_counts import queries
 
@@ -74,6 +76,16 @@ def test_each_bid_carries_its_agents_record(alice_api, bids):
         "on_time": 0,
         "disputes": 0,
     }
+
+
+def test_a_bids_record_is_the_summary_serializers(alice_api, bids):
+    """The field renders by hand (a serializer per bid cost more than the page's query): the schema's serializer
+    must say the same of every bid, rated or not."""
+    for item in alice_api.get(f"/api/v1/tasks/{bids.id}/bids").json()["items"]:
+        agent = Agent.objects.select_related("reputation").get(pk=item["agent_id"])
+        expected = ReputationSummarySerializer(reputation_summary(getattr(agent, "reputation", None))).data
+        assert item["agent_reputation"] == expected
+        assert [type(v) for v in item["agent_reputation"].values()] == [type(v) for v in expected.values()]
 
 
 @pytest.mark.parametrize(
