@@ -112,15 +112,17 @@ def saturate(clicks: float, ceiling: float) -> tuple[float, bool]:
     """Below the knee k = 0.8·C the contract's clicks x unchanged; above it C - (C - k)·exp(-(x - k)/(C - k)):
     the same value and slope at the knee, rising towards C and never reaching it. Returns (clicks, bent)."""
     knee = SATURATION_KNEE * ceiling
-    if clicks <= knee:
+    if not clicks > knee:  # not a number stays one, for the caller to refuse
         return clicks, False
     span = ceiling - knee
+    if span <= 0:  # a ceiling so small (subnormal) that 0.8 · C rounds to C: the bend is a corner
+        return ceiling, True
     return ceiling - span * math.exp(-(clicks - knee) / span), True
 
 
 def band_width(budget: float, current_budget: float) -> float:
     """w = 0.1 + 0.25·|ln r|: ±10 % (in log terms) at today's budget, wider the further the scenario is."""
-    return 0.1 + 0.25 * abs(math.log(budget / current_budget))
+    return 0.1 + 0.25 * abs(math.log(budget) - math.log(current_budget))  # finite even when b / B is not
 
 
 def _project(budget: float, current_budget: float, m: Metrics, ceiling: float | None, margin: float) -> dict:
@@ -182,7 +184,7 @@ def optimal_budget(current_budget: float, m: Metrics, *, margin: float = 1.0, ce
 
     def rising(b: float) -> bool:  # the slope of profit at b is positive (compared in logs, never overflows)
         x = contract_clicks(b, current_budget, m.cpc)
-        bend = (x - knee) / span if x > knee else 0.0
+        bend = 0.0 if x <= knee else ((x - knee) / span if span > 0 else math.inf)
         return log_gain - math.log1p(b / current_budget) - bend > 0
 
     if not rising(best) and contract_clicks(best, current_budget, m.cpc) > knee:

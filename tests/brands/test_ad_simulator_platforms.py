@@ -324,3 +324,21 @@ def test_bad_values_of_the_new_inputs_are_422(alice_api, extra, loc, type_, ctx)
     assert response.status_code == 422, response.content
     [problem] = response.json()["detail"]
     assert (problem["loc"], problem["type"], problem.get("ctx")) == (loc, type_, ctx)
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        ({"inventory_ceiling_clicks": 5e-324}, 200),  # 0.8 · C rounds to C: the bend is a corner, not 0 / 0
+        ({"current_daily_budget": 1e-290, "budget_scenarios": [1e9], "inventory_ceiling_clicks": 1}, 200),
+        ({"current_daily_budget": 1e-290, "budget_scenarios": [1e9]}, 200),  # a band of w = 172: clicks_high huge
+        ({"current_metrics": {**EXAMPLE, "cpc": 1e-300, "ctr": 1e-300}, "saturation": True}, 422),
+    ],
+)
+def test_extreme_new_inputs_are_answered_never_500(alice_api, extra, status):
+    response = alice_api.post(SIMULATE, {**_body(), **extra}, format="json")
+
+    assert response.status_code == status, response.content
+    if status == 200:
+        band = response.json()["scenarios"][-1]["confidence_range"]
+        assert band["width"] is not None and band["clicks_low"] <= (band["clicks_high"] or math.inf)
