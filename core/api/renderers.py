@@ -52,6 +52,8 @@ def csv_cell(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)  # a number, negative too, is a number to a spreadsheet, never a formula
     if isinstance(value, dict | list):
         value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     text = str(value)

@@ -101,6 +101,7 @@ def test_a_cell_is_text_a_spreadsheet_shows_and_never_runs():
         "none": (None, ""),
         "boolean": (True, "true"),
         "number": (1.5, "1.5"),
+        "negative number": (-50.25, "-50.25"),  # a number, not a formula: no apostrophe
         "nested": ({"a": [1, "é"]}, '{"a":[1,"é"]}'),
         "formula": ("=1+1", "'=1+1"),
         "plus": ("+1", "'+1"),
