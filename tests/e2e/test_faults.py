@@ -17,6 +17,10 @@ from tests.e2e.faults_support import Load, bid_body, by_op, market, production_s
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
+# Seconds each load thread waits between its rounds: traffic never stops across a fault (two writers and two
+# readers, dozens of requests a second), and the suite's two cores are not spent on volume the faults do not need.
+LOAD_PAUSE = 0.1
+
 
 def report(title: str, **lines) -> None:
     print(f"\n[faults] {title}")
@@ -51,7 +55,7 @@ def test_redis_stopped_for_20_s_under_load(tmp_path):
     with production_stack(
         tmp_path, celery_concurrency=1, DELIVERIES_SWEEP_SECONDS="10", JUDGEMENT_CATCH_UP_AFTER_SECONDS="10"
     ) as stack:
-        load = Load(stack, market(stack)).start()
+        load = Load(stack, market(stack), pause=LOAD_PAUSE).start()
         try:
             time.sleep(4)
             down_at = time.monotonic()
@@ -122,7 +126,7 @@ def test_redis_stopped_for_20_s_under_load(tmp_path):
 def test_postgresql_restarted_under_load(tmp_path):
     """While PostgreSQL is away requests answer 503 quickly; afterwards everything is 2xx again by itself."""
     with production_stack(tmp_path, celery_concurrency=1) as stack:
-        load = Load(stack, market(stack)).start()
+        load = Load(stack, market(stack), pause=LOAD_PAUSE).start()
         try:
             time.sleep(3)
             down_at = time.monotonic()
