@@ -53,6 +53,8 @@ class _ServerShapeScheduling(LoadGroupScheduling):
             return "e2e-run-fuzz"
         if nodeid.startswith("tests/e2e/") and nodeid.endswith(("[run]", "[serve]", "[multinode]")):
             return "e2e-" + nodeid.rsplit("[", 1)[1].rstrip("]")
+        if nodeid.startswith("tests/e2e/test_faults.py"):
+            return "e2e-faults"  # two outages on one production stack, one after the other
         if nodeid.startswith(("tests/ops/test_metrics.py", "tests/ops/test_tracing.py")):
             return "ops-observed-node"  # one `make serve` node (tests/ops/observed_node.py) watched by both
         return super()._split_scope(nodeid)

@@ -1,7 +1,10 @@
 """Faults in the production shape (`make serve`: gunicorn, a Celery worker, beat, PostgreSQL, Redis).
 
-Each test starts its own PostgreSQL, Redis and `make serve` (tests/e2e/faults_support.py), breaks one of
-them under load from outside, over HTTPS, and says what was lost: nothing.
+Each test breaks one part of a PostgreSQL, Redis and `make serve` stack (tests/e2e/faults_support.py) under
+load from outside, over HTTPS, and says what was lost: nothing. The Redis and PostgreSQL outages share one stack
+(each ends with the stack whole again, which the next one relies on: the suite's scheduler keeps this module on
+one worker, tests/conftest.py); the killed worker gets a stack of its own, without the fast sweep that would
+queue its held job a second time.
 """
 
 from __future__ import annotations
@@ -45,123 +48,131 @@ def pending_judgements(stack, bid_ids: list[str]) -> int:
     return rows[0][0]
 
 
-def test_redis_stopped_for_20_s_under_load(tmp_path):
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """The outages' stack: the beat's sweep every 10 s, judging what is pending for over 10 s."""
+    with production_stack(
+        tmp_path_factory.mktemp("faults"),
+        celery_concurrency=1,
+        DELIVERIES_SWEEP_SECONDS="10",
+        JUDGEMENT_CATCH_UP_AFTER_SECONDS="10",
+    ) as started:
+        yield started
+
+
+def test_redis_stopped_for_20_s_under_load(stack):
     """The API keeps answering without Redis; /health says 503 meanwhile; queued work is done afterwards.
 
     Without Redis the rate limiter has no counters and fails open (served, no X-RateLimit headers); a bid's
     judge job that could not be queued on commit is judged by the beat's sweep (tasks_market.sweep_deliveries,
     run every 10 s here, judging what is pending for over 10 s).
     """
-    with production_stack(
-        tmp_path, celery_concurrency=1, DELIVERIES_SWEEP_SECONDS="10", JUDGEMENT_CATCH_UP_AFTER_SECONDS="10"
-    ) as stack:
-        load = Load(stack, market(stack), pause=LOAD_PAUSE).start()
-        try:
-            time.sleep(4)
-            down_at = time.monotonic()
-            stack.redis.stop()
-            stopped_at = time.monotonic()  # the server has exited
-            health_down = []
-            while time.monotonic() - down_at < 20:
-                health_down.append(stack.health())
-                time.sleep(2)
-            restart_at = time.monotonic()
-            stack.redis.start()
-            up_at = time.monotonic()
-            wait_until(lambda: stack.health() == 200, "/health to say 200 with Redis back", timeout=30)
-            health_back = time.monotonic() - up_at
-            time.sleep(4)
-        finally:
-            load.stop()
-        before, during, after = (
-            load.between(0, down_at),
-            load.between(down_at, up_at),
-            load.between(up_at, float("inf")),
-        )
-        in_flight = [a for a in before if a.at + a.seconds >= down_at]
-        bids_during = len([a for a in during if a.op == "create bid" and a.status == 201])
-        judged_in = wait_until(
-            lambda: pending_judgements(stack, load.bids) == 0 and time.monotonic() - up_at,
-            "every acknowledged bid to be judged",
-            timeout=60,
-            interval=1,
-        )
-        stored_tasks = stack.sql("SELECT count(*) FROM tasks_market_task WHERE id = ANY(%s::uuid[])", load.tasks)[0][0]
-        stored_bids = stack.sql("SELECT count(*) FROM tasks_market_bid WHERE id = ANY(%s::uuid[])", load.bids)[0][0]
-        lost = (len(load.tasks) - stored_tasks) + (len(load.bids) - stored_bids)
-        report(
-            "Redis stopped for 20 s under load",
-            requests=len(load.answers),
-            statuses_before=statuses(before),
-            in_flight_at_the_stop=f"{len(in_flight)} answers, {sum(not a.rate_limited_headers for a in in_flight)} "
-            "of them uncounted",
-            statuses_during_outage=by_op(during),
-            statuses_after=statuses(after),
-            slowest_answer_during_outage=f"{max(a.seconds for a in during):.2f} s",
-            health_during_outage=health_down,
-            health_200_again_after=f"{health_back:.1f} s",
-            acknowledged_writes=f"{len(load.tasks)} tasks, {len(load.bids)} bids ({bids_during} during the outage)",
-            all_bids_judged_after=f"{judged_in:.1f} s from Redis back",
-            lost=f"{lost} writes, {pending_judgements(stack, load.bids)} judge jobs" if lost else "nothing",
-        )
-        assert during and all(0 < a.status < 500 for a in load.answers), [
-            (a.op, a.status, a.error) for a in load.answers if not 0 < a.status < 500
-        ]
-        assert {a.status for a in during if a.op == "create bid"} == {201}
-        # Counted, so with X-RateLimit headers: what was over before Redis was told to stop, and what started
-        # over 2 s after it listened again. Not what was in flight at the stop: its start says nothing of when
-        # the server counted it, and Redis exits within milliseconds of its SIGTERM.
-        counted = [a for a in before if a.at + a.seconds < down_at] + [a for a in after if a.at > up_at + 2]
-        assert all(a.rate_limited_headers for a in counted), described(
-            [a for a in counted if not a.rate_limited_headers], down_at, up_at
-        )
-        # Failed open: served uncounted, without X-RateLimit headers, while Redis was surely away.
-        uncounted = [a for a in during if a.at > stopped_at and a.at + a.seconds < restart_at]
-        assert uncounted and not any(a.rate_limited_headers for a in uncounted)
-        assert health_down and set(health_down[1:]) == {503}
-        assert bids_during > 0 and lost == 0
-        assert "rate limit counters unavailable" in stack.log_text()
+    load = Load(stack, market(stack), pause=LOAD_PAUSE).start()
+    try:
+        time.sleep(4)
+        down_at = time.monotonic()
+        stack.redis.stop()
+        stopped_at = time.monotonic()  # the server has exited
+        health_down = []
+        while time.monotonic() - down_at < 20:
+            health_down.append(stack.health())
+            time.sleep(2)
+        restart_at = time.monotonic()
+        stack.redis.start()
+        up_at = time.monotonic()
+        wait_until(lambda: stack.health() == 200, "/health to say 200 with Redis back", timeout=30)
+        health_back = time.monotonic() - up_at
+        time.sleep(4)
+    finally:
+        load.stop()
+    before, during, after = (
+        load.between(0, down_at),
+        load.between(down_at, up_at),
+        load.between(up_at, float("inf")),
+    )
+    in_flight = [a for a in before if a.at + a.seconds >= down_at]
+    bids_during = len([a for a in during if a.op == "create bid" and a.status == 201])
+    judged_in = wait_until(
+        lambda: pending_judgements(stack, load.bids) == 0 and time.monotonic() - up_at,
+        "every acknowledged bid to be judged",
+        timeout=60,
+        interval=1,
+    )
+    stored_tasks = stack.sql("SELECT count(*) FROM tasks_market_task WHERE id = ANY(%s::uuid[])", load.tasks)[0][0]
+    stored_bids = stack.sql("SELECT count(*) FROM tasks_market_bid WHERE id = ANY(%s::uuid[])", load.bids)[0][0]
+    lost = (len(load.tasks) - stored_tasks) + (len(load.bids) - stored_bids)
+    report(
+        "Redis stopped for 20 s under load",
+        requests=len(load.answers),
+        statuses_before=statuses(before),
+        in_flight_at_the_stop=f"{len(in_flight)} answers, {sum(not a.rate_limited_headers for a in in_flight)} "
+        "of them uncounted",
+        statuses_during_outage=by_op(during),
+        statuses_after=statuses(after),
+        slowest_answer_during_outage=f"{max(a.seconds for a in during):.2f} s",
+        health_during_outage=health_down,
+        health_200_again_after=f"{health_back:.1f} s",
+        acknowledged_writes=f"{len(load.tasks)} tasks, {len(load.bids)} bids ({bids_during} during the outage)",
+        all_bids_judged_after=f"{judged_in:.1f} s from Redis back",
+        lost=f"{lost} writes, {pending_judgements(stack, load.bids)} judge jobs" if lost else "nothing",
+    )
+    assert during and all(0 < a.status < 500 for a in load.answers), [
+        (a.op, a.status, a.error) for a in load.answers if not 0 < a.status < 500
+    ]
+    assert {a.status for a in during if a.op == "create bid"} == {201}
+    # Counted, so with X-RateLimit headers: what was over before Redis was told to stop, and what started
+    # over 2 s after it listened again. Not what was in flight at the stop: its start says nothing of when
+    # the server counted it, and Redis exits within milliseconds of its SIGTERM.
+    counted = [a for a in before if a.at + a.seconds < down_at] + [a for a in after if a.at > up_at + 2]
+    assert all(a.rate_limited_headers for a in counted), described(
+        [a for a in counted if not a.rate_limited_headers], down_at, up_at
+    )
+    # Failed open: served uncounted, without X-RateLimit headers, while Redis was surely away.
+    uncounted = [a for a in during if a.at > stopped_at and a.at + a.seconds < restart_at]
+    assert uncounted and not any(a.rate_limited_headers for a in uncounted)
+    assert health_down and set(health_down[1:]) == {503}
+    assert bids_during > 0 and lost == 0
+    assert "rate limit counters unavailable" in stack.log_text()
 
 
-def test_postgresql_restarted_under_load(tmp_path):
+def test_postgresql_restarted_under_load(stack):
     """While PostgreSQL is away requests answer 503 quickly; afterwards everything is 2xx again by itself."""
-    with production_stack(tmp_path, celery_concurrency=1) as stack:
-        load = Load(stack, market(stack), pause=LOAD_PAUSE).start()
-        try:
-            time.sleep(3)
-            down_at = time.monotonic()
-            stack.postgres.stop(mode="fast")
-            time.sleep(5)
-            stack.postgres.start()
-            up_at = time.monotonic()
-            time.sleep(10)
-        finally:
-            load.stop()
-        answers = sorted(load.answers, key=lambda a: a.at)
-        gap = [a for a in answers if down_at <= a.at < up_at]
-        failed_after = [a for a in answers if a.at >= up_at and not 200 <= a.status < 300]
-        recovered_in = max((a.at + a.seconds for a in failed_after), default=up_at) - up_at
-        stored_tasks = stack.sql("SELECT count(*) FROM tasks_market_task WHERE id = ANY(%s::uuid[])", load.tasks)[0][0]
-        stored_bids = stack.sql("SELECT count(*) FROM tasks_market_bid WHERE id = ANY(%s::uuid[])", load.bids)[0][0]
-        lost = (len(load.tasks) - stored_tasks) + (len(load.bids) - stored_bids)
-        report(
-            "PostgreSQL restarted (down 5 s) under load",
-            requests=len(answers),
-            statuses_during_gap=by_op(gap),
-            slowest_answer_during_gap=f"{max(a.seconds for a in gap):.2f} s",
-            statuses_after_restart=statuses([a for a in answers if a.at >= up_at]),
-            all_2xx_again_after=f"{recovered_in:.1f} s",
-            acknowledged_writes=f"{len(load.tasks)} tasks, {len(load.bids)} bids",
-            lost=f"{lost} acknowledged writes" if lost else "nothing",
-        )
-        bad = [(a.op, a.status, a.error) for a in answers if a.status not in (200, 201, 503)]
-        assert not bad, bad
-        assert any(a.status == 503 for a in gap), "the restart was not noticed"
-        assert all('"database_unavailable"' in a.error for a in answers if a.status == 503)
-        assert max(a.seconds for a in gap) < 5, "a request hung while the database was away"
-        assert recovered_in < 5, failed_after
-        assert all(200 <= a.status < 300 for a in answers if a.at >= up_at + recovered_in)
-        assert lost == 0
+    load = Load(stack, market(stack), pause=LOAD_PAUSE).start()
+    try:
+        time.sleep(3)
+        down_at = time.monotonic()
+        stack.postgres.stop(mode="fast")
+        time.sleep(5)
+        stack.postgres.start()
+        up_at = time.monotonic()
+        time.sleep(10)
+    finally:
+        load.stop()
+    answers = sorted(load.answers, key=lambda a: a.at)
+    gap = [a for a in answers if down_at <= a.at < up_at]
+    failed_after = [a for a in answers if a.at >= up_at and not 200 <= a.status < 300]
+    recovered_in = max((a.at + a.seconds for a in failed_after), default=up_at) - up_at
+    stored_tasks = stack.sql("SELECT count(*) FROM tasks_market_task WHERE id = ANY(%s::uuid[])", load.tasks)[0][0]
+    stored_bids = stack.sql("SELECT count(*) FROM tasks_market_bid WHERE id = ANY(%s::uuid[])", load.bids)[0][0]
+    lost = (len(load.tasks) - stored_tasks) + (len(load.bids) - stored_bids)
+    report(
+        "PostgreSQL restarted (down 5 s) under load",
+        requests=len(answers),
+        statuses_during_gap=by_op(gap),
+        slowest_answer_during_gap=f"{max(a.seconds for a in gap):.2f} s",
+        statuses_after_restart=statuses([a for a in answers if a.at >= up_at]),
+        all_2xx_again_after=f"{recovered_in:.1f} s",
+        acknowledged_writes=f"{len(load.tasks)} tasks, {len(load.bids)} bids",
+        lost=f"{lost} acknowledged writes" if lost else "nothing",
+    )
+    bad = [(a.op, a.status, a.error) for a in answers if a.status not in (200, 201, 503)]
+    assert not bad, bad
+    assert any(a.status == 503 for a in gap), "the restart was not noticed"
+    assert all('"database_unavailable"' in a.error for a in answers if a.status == 503)
+    assert max(a.seconds for a in gap) < 5, "a request hung while the database was away"
+    assert recovered_in < 5, failed_after
+    assert all(200 <= a.status < 300 for a in answers if a.at >= up_at + recovered_in)
+    assert lost == 0
 
 
 def test_worker_child_killed_mid_job_is_redelivered_and_applied_once(tmp_path):
