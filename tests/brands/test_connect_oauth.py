@@ -301,3 +301,23 @@ def test_the_refresh_task_is_registered_on_the_beat(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["brands.refresh_connection_tokens"]
     assert entry["task"] == "brands.tasks.refresh_connection_tokens"
     assert json.dumps(str(entry["schedule"]))
+
+
+def test_a_simulated_connection_is_refreshed_by_the_local_stand_in_not_a_platform(alice, brand):
+    connection = connection_store(
+        owner=alice,
+        brand_id=brand.id,
+        platform="linkedin",
+        account_id="urn:li:person:local-linkedin",
+        account_name="Simulated",
+        access_token="local-access-old",
+        refresh_token="local-refresh-1",
+        token_expires_at=timezone.now() + timedelta(days=1),
+        simulated=True,
+    )
+
+    assert connections_refresh_due()["refreshed"] == 1
+
+    connection.refresh_from_db()
+    assert connection.access_token.startswith("local-access-") and connection.access_token != "local-access-old"
+    assert connection.token_expires_at > timezone.now() + timedelta(days=59) and connection.health == "healthy"
