@@ -31,3 +31,17 @@ def check_real_seo_provider(app_configs=None, **kwargs) -> list[Error]:
         instead="Set SEO_PROVIDER=dataforseo with DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD",
         check_id="brands.E002",
     )
+
+
+@register(deploy=True)
+def check_real_social_oauth_provider(app_configs=None, **kwargs) -> list[Error]:
+    """The local OAuth stand-in connects simulated accounts that post nowhere: `check --deploy` refuses it unless
+    a demo deployment opts in by name (docs/decisions.md#connecting-accounts-oauth)."""
+    return local_provider_refused(
+        provider="SOCIAL_OAUTH_PROVIDER",
+        opt_in="SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION",
+        why="connecting an account would connect a simulated one that reaches no platform.",
+        instead="Set SOCIAL_OAUTH_PROVIDER=platforms with META_APP_ID/META_APP_SECRET and "
+        "LINKEDIN_CLIENT_ID/LINKEDIN_CLIENT_SECRET",
+        check_id="brands.E003",
+    )

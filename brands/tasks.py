@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from brands.providers.publishing import FAILED, PublishResult
+from brands.services.connections import connections_refresh_due
 from brands.services.discovery import competitors_discovery_run
 from brands.services.publications import (
     publication_finish,
@@ -71,3 +72,9 @@ def requeue_lost_audits() -> dict:
 @shared_task(name="brands.tasks.queue_recurring_research")
 def queue_recurring_research() -> dict:
     return research_cadence_queue()
+
+
+@shared_task(name="brands.tasks.refresh_connection_tokens")
+def refresh_connection_tokens() -> dict:
+    """Refresh connected accounts' tokens before they expire (docs/decisions.md#token-refresh-and-health)."""
+    return connections_refresh_due()

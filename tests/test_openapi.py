@@ -70,7 +70,9 @@ def test_public_operations_say_security_empty_and_others_require_bearer(schema):
     for method, path, operation in _operations(schema):
         if path in public:
             assert operation["security"] == [], f"{method} {path}"
-        elif not path.startswith(("/api/v1/brief", "/api/v1/signature", "/api/v1/webhooks/payments")):
+        elif not path.startswith(
+            ("/api/v1/brief", "/api/v1/signature", "/api/v1/webhooks/payments", "/api/v1/connected-accounts/oauth")
+        ):
             assert operation["security"] == [{"bearerAuth": []}], f"{method} {path}"
 
 
@@ -115,6 +117,7 @@ def test_the_deploy_check_make_serve_runs_passes():
         PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
     )
 

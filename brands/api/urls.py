@@ -50,6 +50,21 @@ urlpatterns = [
         connections.BrandConnectionDetailView.as_view(),
         name="brand-connection-detail",
     ),
+    path(
+        f"{BRAND}/connected-accounts/authorize",
+        connections.BrandConnectionAuthorizeView.as_view(),
+        name="brand-connected-accounts-authorize",
+    ),
+    path(
+        "connected-accounts/oauth/callback",
+        connections.OAuthCallbackView.as_view(),
+        name="connected-accounts-oauth-callback",
+    ),
+    path(
+        "connected-accounts/oauth/local-consent",
+        connections.OAuthLocalConsentView.as_view(),
+        name="connected-accounts-oauth-local-consent",
+    ),
     path(f"{BRAND}/publications", publications.BrandPublicationListView.as_view(), name="brand-publications"),
     path(
         "publications/<uid:publication_id>/confirm",

@@ -29,6 +29,7 @@ class ConnectedPlatform(models.TextChoices):
 
 class ConnectionHealth(models.TextChoices):
     HEALTHY = "healthy", "Healthy: the last call with its token worked"
+    EXPIRING = "expiring", "Expiring: the token expires soon and cannot be refreshed: reconnect before then"
     UNKNOWN = "unknown", "Unknown: not checked yet"
     TOKEN_EXPIRED = "token_expired", "The token expired or was revoked and could not be refreshed: reconnect"
     ERROR = "error", "The platform refused the last call (see last_error)"
@@ -69,6 +70,11 @@ class ConnectedAccount(models.Model):
     health = models.CharField(max_length=20, choices=ConnectionHealth.choices, default=ConnectionHealth.UNKNOWN)
     last_error = models.TextField(blank=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)
+    simulated = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Connected through the local OAuth stand-in: it posts to no platform.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

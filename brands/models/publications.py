@@ -17,6 +17,7 @@ class PublicationAction(models.TextChoices):
 class PublicationPlatform(models.TextChoices):
     FACEBOOK = "facebook", "Facebook"
     INSTAGRAM = "instagram", "Instagram"
+    LINKEDIN = "linkedin", "LinkedIn"
 
 
 class PublicationStatus(models.TextChoices):

@@ -36,8 +36,8 @@ from core.http.errors import ProviderUnavailable
 
 SUCCEEDED, FAILED, NEEDS_ATTENTION = "succeeded", "failed", "needs_attention"
 
-CAPTION_LIMITS = {"instagram": 2200, "facebook": 63206}
-MAX_HASHTAGS = {"instagram": 30, "facebook": 30}
+CAPTION_LIMITS = {"instagram": 2200, "facebook": 63206, "linkedin": 3000}
+MAX_HASHTAGS = {"instagram": 30, "facebook": 30, "linkedin": 30}
 VIDEO_LIMITS_S = {"instagram": 90.0, "facebook": 14_400.0}
 INSTAGRAM_MIN_WIDTH = 320
 INSTAGRAM_ASPECT = (0.8, 1.91)  # 4:5 portrait to 1.91:1 landscape

@@ -30,7 +30,7 @@ from brands.models import (
 from brands.providers.publishing import PublishRequest, PublishResult, get_publishing_provider
 from brands.providers.social import PlatformRefused, TokenExpired, content_of, social_adapter
 from brands.selectors.brands import brand_of
-from brands.services.connections import connection_record_health
+from brands.services.connections import connection_record_health, connection_refresh
 from core.http.errors import InvalidState, NotFound
 from core.ops.enqueue import enqueue_after_commit, enqueue_now
 from teams.models import OperationMode
@@ -337,16 +337,21 @@ def publication_process(*, publication_id: UUID, resume: bool = False) -> str | 
 
 
 # The connected-account platform a publication's platform posts through (docs/decisions.md#publishing-adapters).
-CONNECTED_PLATFORM = {"facebook": ConnectedPlatform.FACEBOOK_PAGE, "instagram": ConnectedPlatform.INSTAGRAM}
+CONNECTED_PLATFORM = {
+    "facebook": ConnectedPlatform.FACEBOOK_PAGE,
+    "instagram": ConnectedPlatform.INSTAGRAM,
+    "linkedin": ConnectedPlatform.LINKEDIN,
+}
 
 
 def _connection_for(publication: Publication) -> ConnectedAccount | None:
-    """The brand's connected account that is the publication's destination; None: the configured provider."""
+    """The brand's connected account that is the publication's destination; None: the configured provider (also
+    for a simulated connection, made through the local OAuth stand-in: docs/decisions.md#connecting-accounts-oauth)."""
     platform = CONNECTED_PLATFORM.get(publication.platform)
     if platform is None or publication.action != "social_publish":
         return None
     return ConnectedAccount.objects.filter(
-        brand_id=publication.brand_id, platform=platform, account_id=publication.destination_id
+        brand_id=publication.brand_id, platform=platform, account_id=publication.destination_id, simulated=False
     ).first()
 
 
@@ -361,20 +366,37 @@ def _publish_through(connection: ConnectedAccount, publication: Publication, *, 
         return PublishResult(status=first.status, error_code=first.code, error_message=first.message, warnings=warnings)
     adapter = social_adapter(connection.platform)
     content = content_of(publication.payload)
-    token, account = connection.access_token, connection.account_id
+    # A token past its expiry, or one the platform refuses, is refreshed once before giving up
+    # (docs/decisions.md#token-refresh-and-health); the refresh holds no lock either.
+    current, refreshable = connection, bool(connection.refresh_token_encrypted)
+    if refreshable and connection.token_expires_at and connection.token_expires_at <= timezone.now():
+        current, refreshable = connection_refresh(connection_id=connection.id), False
     try:
         post = None
-        if resumed:
-            since = publication.confirmed_at or publication.created_at
-            post = adapter.find_post(token=token, account_id=account, content=content, since=since)
-            if post is not None:
-                logger.info(
-                    "publication %s found at the platform as %s: not posted again", publication.id, post.remote_id
-                )
-        if post is None:
-            post = adapter.publish(token=token, account_id=account, content=content)
+        for attempt in (1, 2):
+            if current is None:  # the refresh was refused (the connection is marked): the grant is gone
+                raise TokenExpired("")
+            token, account = current.access_token, current.account_id
+            try:
+                if resumed and attempt == 1:
+                    since = publication.confirmed_at or publication.created_at
+                    post = adapter.find_post(token=token, account_id=account, content=content, since=since)
+                    if post is not None:
+                        logger.info(
+                            "publication %s found at the platform as %s: not posted again",
+                            publication.id,
+                            post.remote_id,
+                        )
+                if post is None:
+                    post = adapter.publish(token=token, account_id=account, content=content)
+                break
+            except TokenExpired:
+                if not refreshable or attempt == 2:
+                    raise
+                current, refreshable = connection_refresh(connection_id=connection.id), False
     except TokenExpired as exc:
-        connection_record_health(connection_id=connection.id, health=ConnectionHealth.TOKEN_EXPIRED, error=str(exc))
+        if current is not None:
+            connection_record_health(connection_id=connection.id, health=ConnectionHealth.TOKEN_EXPIRED, error=str(exc))
         return PublishResult(
             status=S.FAILED,
             error_code="connection_expired",

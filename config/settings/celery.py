@@ -105,6 +105,13 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Research audits lost with the broker or a worker are queued again, a bounded number of times, then
     # failed with the reason (docs/decisions.md#audit-sweep). SKIP LOCKED: two beats sweep each item once.
+    # Connected accounts' tokens expiring within SOCIAL_TOKEN_REFRESH_WINDOW_SECONDS (a week) are refreshed, those
+    # that cannot be are marked `expiring`/`token_expired` (docs/decisions.md#token-refresh-and-health). Hourly is
+    # plenty against a week's window; each row is written by one conditional UPDATE, so a duplicate run is harmless.
+    "brands.refresh_connection_tokens": {
+        "task": "brands.tasks.refresh_connection_tokens",
+        "schedule": timedelta(hours=1),
+    },
     "brands.requeue_lost_audits": {
         "task": "brands.tasks.requeue_lost_audits",
         "schedule": timedelta(minutes=5),

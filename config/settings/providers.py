@@ -80,6 +80,24 @@ META_GRAPH_VERSION = env.str("META_GRAPH_VERSION", default="v21.0")
 LINKEDIN_API_BASE_URL = env.str("LINKEDIN_API_BASE_URL", default="https://api.linkedin.com")
 LINKEDIN_API_VERSION = env.str("LINKEDIN_API_VERSION", default="202411")  # the LinkedIn-Version header, YYYYMM
 SOCIAL_HTTP_TIMEOUT_SECONDS = env.float("SOCIAL_HTTP_TIMEOUT_SECONDS", default=15.0)
+# Connecting accounts (docs/decisions.md#connecting-accounts-oauth): `local` runs the OAuth flow against this server
+# (simulated accounts, refused by `check --deploy` unless opted in); `platforms` sends owners to Meta and LinkedIn.
+SOCIAL_OAUTH_PROVIDER = env_choice("SOCIAL_OAUTH_PROVIDER", ("local", "platforms"), "local")
+SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION = env.bool(
+    "SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", default=False
+)
+# The callback URL registered with both apps; empty: this server's own callback URL, from the request.
+SOCIAL_OAUTH_REDIRECT_URI = env.str("SOCIAL_OAUTH_REDIRECT_URI", default="")
+SOCIAL_OAUTH_STATE_MAX_AGE_SECONDS = env.int("SOCIAL_OAUTH_STATE_MAX_AGE_SECONDS", default=600)
+SOCIAL_OAUTH_LOCAL_TOKEN_LIFETIME_SECONDS = env.int("SOCIAL_OAUTH_LOCAL_TOKEN_LIFETIME_SECONDS", default=60 * 24 * 3600)
+META_APP_ID = env.str("META_APP_ID", default="")
+META_APP_SECRET = env.str("META_APP_SECRET", default="")
+META_OAUTH_DIALOG_URL = env.str("META_OAUTH_DIALOG_URL", default="https://www.facebook.com")
+LINKEDIN_CLIENT_ID = env.str("LINKEDIN_CLIENT_ID", default="")
+LINKEDIN_CLIENT_SECRET = env.str("LINKEDIN_CLIENT_SECRET", default="")
+LINKEDIN_OAUTH_BASE_URL = env.str("LINKEDIN_OAUTH_BASE_URL", default="https://www.linkedin.com")
+# Tokens expiring within this window are refreshed by the beat (docs/decisions.md#token-refresh-and-health).
+SOCIAL_TOKEN_REFRESH_WINDOW_SECONDS = env.int("SOCIAL_TOKEN_REFRESH_WINDOW_SECONDS", default=7 * 24 * 3600)
 
 # Competitor discovery (brands, docs/operations.md#competitor-discovery): `local` proposes the domains the brand's
 # own website links to; `dataforseo` asks DataForSEO Labs for the domains competing with the brand's domain.

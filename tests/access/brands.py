@@ -32,4 +32,7 @@ ROUTES = {
     "POST /api/v1/publications/{publication_id}/approve": Access.USER,
     "GET /api/v1/brands/{brand_id}/connections": Access.USER,
     "DELETE /api/v1/brands/{brand_id}/connections/{connection_id}": Access.USER,
+    "POST /api/v1/brands/{brand_id}/connected-accounts/authorize": Access.USER,
+    "GET /api/v1/connected-accounts/oauth/callback": Access.PUBLIC,
+    "GET /api/v1/connected-accounts/oauth/local-consent": Access.PUBLIC,
 }

@@ -155,7 +155,7 @@ def test_without_a_connected_account_the_configured_provider_publishes(monkeypat
     assert Publication.objects.get(id=publication.id).phase == "simulated" and fake.requests == []
 
 
-# --- LinkedIn, at the adapter (no LinkedIn publication platform yet) ---------------------------------------
+# --- LinkedIn, at the adapter (publications to LinkedIn: tests/brands/test_publish_refresh.py) ------------------
 
 
 AUTHOR = "urn:li:organization:5515715"

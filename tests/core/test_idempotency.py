@@ -226,6 +226,7 @@ IDEMPOTENT_OPERATIONS = {
     "POST /api/v1/brands/{brand_id}/brand-intelligence/tracked-groups/{group_id}/members",
     "POST /api/v1/brands/{brand_id}/competitors",
     "POST /api/v1/brands/{brand_id}/competitors/{competitor_id}/restore",
+    "POST /api/v1/brands/{brand_id}/connected-accounts/authorize",
     "POST /api/v1/brands/{brand_id}/publications",
     "POST /api/v1/brands/{brand_id}/research/{module}/run",
     "POST /api/v1/disputes/{task_id}/resolve",

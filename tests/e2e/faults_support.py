@@ -121,6 +121,7 @@ def production_stack(tmp_path: Path, *, celery_concurrency: int = 1, **env: str)
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             VAR_DIR=str(var_dir),
             WEB_CONCURRENCY="2",

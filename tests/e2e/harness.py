@@ -71,6 +71,7 @@ def serve_shape(workdir: Path) -> Iterator[Server]:
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         )
         # testenv's PostgreSQL starts empty: the operator creates the database the URL names.

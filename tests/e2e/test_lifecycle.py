@@ -190,6 +190,7 @@ def _serve_server(tmp_path: Path, database_url: str, redis_url: str, **env: str)
         PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         WEB_CONCURRENCY="2",
         GUNICORN_THREADS="2",

@@ -131,6 +131,7 @@ def start_observed_node() -> Iterator[ObservedNode]:
             PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
             SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         )
         url = urlsplit(database_url)

@@ -20,6 +20,7 @@ def deploy_check(**environment: str) -> subprocess.CompletedProcess:
     return run_deploy_check(
         IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
         **environment,
     )

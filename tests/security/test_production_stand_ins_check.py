@@ -16,6 +16,7 @@ ALLOWED = {
     "IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
     "PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
     "SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
+    "SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION": "true",
 }
 
 
@@ -25,6 +26,7 @@ ALLOWED = {
         ("IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", "assistant.E001"),
         ("PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", "brands.E001"),
         ("SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", "brands.E002"),
+        ("SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION", "brands.E003"),
     ],
 )
 def test_production_refuses_a_local_stand_in_without_its_opt_in(refused, check_id):
