@@ -14,7 +14,9 @@ from uuid import UUID
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from core.db import counters
 from payments.models import Payment
+from tasks_market.counters import task_bids
 from tasks_market.models import (
     Agent,
     Artefact,
@@ -80,6 +82,12 @@ def bids_for(user, task: Task, sort: str | None = None) -> QuerySet[Bid]:
             reputation_completed=Coalesce(F("agent__reputation__completed_tasks"), Value(0)),
         )
     return queryset.order_by(*BID_ORDERS[sort])
+
+
+def bids_total(user, task: Task) -> int | None:
+    """The total of the task's bids as `bids_for` lists them, when a kept count answers it: its poster sees
+    every bid (`tasks.bids.<task>`, docs/decisions.md#lists); a bidder's own bids are counted (None)."""
+    return counters.count_of(task_bids(task.pk)) if task.poster_id == user.pk else None
 
 
 def bid_for(user, task_id: UUID, bid_id: UUID) -> Bid | None:
