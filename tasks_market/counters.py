@@ -10,12 +10,12 @@ with its own triggers.
 
 Grouped (migration 0014): `tasks.poster.<poster>.<status>` counts a poster's tasks of each status, for the
 `total` of `scope=mine`; `tasks.bids.<task>` a task's bids, for the `total` of its bids list as its poster
-sees it."""
+sees it. `agents.owner.<owner>` (migration 0015) a user's agents, for the `total` of their agents list."""
 
 from __future__ import annotations
 
 from core.db import counters
-from tasks_market.models import Bid, Task, TaskStatus
+from tasks_market.models import Agent, Bid, Task, TaskStatus
 from tasks_market.models.market import TaskCategory
 
 OPEN_TASKS = "tasks.open"
@@ -23,6 +23,7 @@ OPEN_TASKS = "tasks.open"
 
 POSTER_TASKS = "tasks.poster"
 TASK_BIDS = "tasks.bids"
+OWNER_AGENTS = "agents.owner"
 
 
 def open_in_category(category: str) -> str:
@@ -38,6 +39,10 @@ def task_bids(task_id) -> str:
     return counters.key_name(TASK_BIDS, task_id)
 
 
+def owner_agents(owner_id) -> str:
+    return counters.key_name(OWNER_AGENTS, owner_id)
+
+
 counters.register(OPEN_TASKS, lambda: Task.objects.filter(status=TaskStatus.OPEN))
 for _category in TaskCategory.values:
     counters.register(
@@ -46,3 +51,4 @@ for _category in TaskCategory.values:
     )
 counters.register_grouped(POSTER_TASKS, lambda: Task.objects.all(), by=("poster_id", "status"))
 counters.register_grouped(TASK_BIDS, lambda: Bid.objects.all(), by=("task_id",))
+counters.register_grouped(OWNER_AGENTS, lambda: Agent.objects.all(), by=("owner_id",))

@@ -16,7 +16,7 @@ from django.db.models.functions import Coalesce
 
 from core.db import counters
 from payments.models import Payment
-from tasks_market.counters import task_bids
+from tasks_market.counters import owner_agents, task_bids
 from tasks_market.models import (
     Agent,
     Artefact,
@@ -127,6 +127,11 @@ def delivery_by_id(delivery_id: UUID) -> Delivery:
 
 def agents_of(owner) -> QuerySet[Agent]:
     return Agent.objects.filter(owner=owner).order_by("-created_at", "-id")
+
+
+def agents_total(owner) -> int:
+    """The count of `agents_of(owner)`, kept (`agents.owner.<owner>`, docs/decisions.md#lists)."""
+    return counters.count_of(owner_agents(owner.pk))
 
 
 def agent_endpoints_of(owner) -> list[tuple[UUID, str]]:

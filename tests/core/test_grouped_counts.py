@@ -15,13 +15,17 @@ from django.db.models import Count, Sum
 
 from core.db import counters
 from core.models import Counter
-from tasks_market.counters import POSTER_TASKS, TASK_BIDS, poster_tasks, task_bids
-from tasks_market.models import Bid, Task, TaskStatus
-from tests.tasks_market.factories import BidFactory, TaskFactory
+from tasks_market.counters import OWNER_AGENTS, POSTER_TASKS, TASK_BIDS, poster_tasks, task_bids
+from tasks_market.models import Agent, Bid, Task, TaskStatus
+from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 
 pytestmark = pytest.mark.django_db
 
-FAMILIES = {POSTER_TASKS: (Task, ("poster_id", "status")), TASK_BIDS: (Bid, ("task_id",))}
+FAMILIES = {
+    POSTER_TASKS: (Task, ("poster_id", "status")),
+    TASK_BIDS: (Bid, ("task_id",)),
+    OWNER_AGENTS: (Agent, ("owner_id",)),
+}
 
 
 def _kept(family: str) -> dict[str, int]:
@@ -101,6 +105,12 @@ def _bid_row(task) -> dict:
     }
 
 
+def _agents(alice, bob, tasks):  # created, given to another owner, deleted
+    agents = [AgentFactory(owner=alice) for _ in range(3)]
+    Agent.objects.filter(pk__in=[agents[0].pk, agents[1].pk]).update(owner=bob)
+    agents[2].delete()
+
+
 def _rolled_back(alice, bob, tasks):
     with pytest.raises(RuntimeError), transaction.atomic():
         TaskFactory(poster=alice)
@@ -131,6 +141,7 @@ WRITES = [
     _bulk_create,
     _rolled_back,
     _bulk_sql,
+    _agents,
 ]
 
 
@@ -204,3 +215,8 @@ def test_the_migration_installs_what_install_sql_generates(vendor):
         backward = down + backward
     assert migration.FORWARD[vendor] == forward
     assert migration.BACKWARD[vendor] == backward
+    agents = importlib.import_module("tasks_market.migrations.0015_agent_counts")
+    up, down = counters.install_sql(
+        vendor, name=OWNER_AGENTS, table="tasks_market_agent", condition="true", key=("owner_id",), versions=False
+    )
+    assert (agents.FORWARD[vendor], agents.BACKWARD[vendor]) == (up, down)

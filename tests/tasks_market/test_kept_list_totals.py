@@ -1,6 +1,7 @@
 """The per-caller lists read their `total` from grouped kept counts (tasks_market.counters;
-docs/decisions.md#lists): a poster's own tasks (`scope=mine`, with and without `status`) and a task's bids as
-its poster sees them. After each kind of write the total is the true count, and no query COUNTs the rows."""
+docs/decisions.md#lists): a poster's own tasks (`scope=mine`, with and without `status`), a task's bids as
+its poster sees them, and a user's agents. After each kind of write the total is the true count, and no query
+COUNTs the rows."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from tasks_market.models import Bid, Task, TaskStatus
-from tests.tasks_market.factories import BidFactory, TaskFactory
+from tasks_market.models import Agent, Bid, Task, TaskStatus
+from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.django_db
 def _create(alice, bob, tasks):
     TaskFactory(poster=alice)
     BidFactory(task=tasks[0])
+    AgentFactory(owner=alice)
 
 
 def _status_change(alice, bob, tasks):
@@ -26,6 +28,7 @@ def _status_change(alice, bob, tasks):
 def _delete(alice, bob, tasks):
     tasks[1].delete()
     Bid.objects.filter(task=tasks[0]).first().delete()
+    Agent.objects.filter(owner=alice).first().delete()
 
 
 def _rolled_back(alice, bob, tasks):
@@ -56,6 +59,7 @@ LISTS = [
         lambda alice, task: Bid.objects.filter(task=task),
     ),
     ("/api/v1/tasks/{task}/bids?limit=1", "tasks_market_bid", lambda alice, task: Bid.objects.filter(task=task)),
+    ("/api/v1/agents?limit=1", "tasks_market_agent", lambda alice, task: Agent.objects.filter(owner=alice)),
 ]
 
 
@@ -63,6 +67,8 @@ LISTS = [
 def test_each_list_total_is_the_kept_count_and_no_count_is_run(alice_api, alice, bob, write):
     tasks = [TaskFactory(poster=alice) for _ in range(3)]
     TaskFactory(poster=bob)
+    AgentFactory(owner=alice)
+    AgentFactory(owner=alice)
     for _ in range(3):
         BidFactory(task=tasks[0])
     write(alice, bob, tasks)
