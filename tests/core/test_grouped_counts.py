@@ -6,6 +6,7 @@ status (a row moves between keys when its status or its poster changes) and a ta
 from __future__ import annotations
 
 import importlib
+import secrets
 from io import StringIO
 
 import pytest
@@ -13,6 +14,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 from django.db.models import Count, Sum
 
+from accounts.counters import USER_API_KEYS
+from accounts.models import ApiKey
 from core.db import counters
 from core.models import Counter
 from tasks_market.counters import OWNER_AGENTS, POSTER_TASKS, TASK_BIDS, poster_tasks, task_bids
@@ -21,10 +24,11 @@ from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 
 pytestmark = pytest.mark.django_db
 
-FAMILIES = {
-    POSTER_TASKS: (Task, ("poster_id", "status")),
-    TASK_BIDS: (Bid, ("task_id",)),
-    OWNER_AGENTS: (Agent, ("owner_id",)),
+FAMILIES = {  # each family: its rows, and the fields of its key
+    POSTER_TASKS: (Task.objects.all, ("poster_id", "status")),
+    TASK_BIDS: (Bid.objects.all, ("task_id",)),
+    OWNER_AGENTS: (Agent.objects.all, ("owner_id",)),
+    USER_API_KEYS: (lambda: ApiKey.objects.filter(revoked_at__isnull=True), ("user_id",)),
 }
 
 
@@ -40,8 +44,8 @@ def _kept(family: str) -> dict[str, int]:
 
 
 def _counted(family: str) -> dict[str, int]:
-    model, by = FAMILIES[family]
-    rows = model.objects.order_by().values(*by).annotate(n=Count("pk")).values_list(*by, "n")
+    queryset, by = FAMILIES[family]
+    rows = queryset().order_by().values(*by).annotate(n=Count("pk")).values_list(*by, "n")
     return {counters.key_name(family, *row[:-1]): row[-1] for row in rows}
 
 
@@ -111,6 +115,18 @@ def _agents(alice, bob, tasks):  # created, given to another owner, deleted
     agents[2].delete()
 
 
+def api_key(user) -> ApiKey:
+    return ApiKey.objects.create(user=user, name="k", prefix=secrets.token_hex(4), key_hash="0" * 64)
+
+
+def _api_keys(alice, bob, tasks):  # created, revoked (out of the count), given to another user, deleted
+    keys = [api_key(alice) for _ in range(4)]
+    ApiKey.objects.filter(pk=keys[0].pk).update(revoked_at=tasks[0].created_at)
+    ApiKey.objects.filter(pk=keys[1].pk).update(user=bob)
+    keys[2].delete()
+    ApiKey.objects.filter(pk=keys[0].pk).delete()  # a revoked key: no count moves
+
+
 def _rolled_back(alice, bob, tasks):
     with pytest.raises(RuntimeError), transaction.atomic():
         TaskFactory(poster=alice)
@@ -142,6 +158,7 @@ WRITES = [
     _rolled_back,
     _bulk_sql,
     _agents,
+    _api_keys,
 ]
 
 
@@ -151,6 +168,7 @@ def test_every_kind_of_write_keeps_each_key(alice, bob, write):
     TaskFactory(poster=bob, status=TaskStatus.CANCELLED)
     BidFactory(task=tasks[0])
     BidFactory(task=tasks[0])
+    api_key(alice)
     _assert_kept_is_counted()
 
     write(alice, bob, tasks)
@@ -220,3 +238,13 @@ def test_the_migration_installs_what_install_sql_generates(vendor):
         vendor, name=OWNER_AGENTS, table="tasks_market_agent", condition="true", key=("owner_id",), versions=False
     )
     assert (agents.FORWARD[vendor], agents.BACKWARD[vendor]) == (up, down)
+    keys = importlib.import_module("accounts.migrations.0008_api_key_counts")
+    up, down = counters.install_sql(
+        vendor,
+        name=USER_API_KEYS,
+        table="accounts_apikey",
+        condition="{row}.revoked_at IS NULL",
+        key=("user_id",),
+        versions=False,
+    )
+    assert (keys.FORWARD[vendor], keys.BACKWARD[vendor]) == (up, down)

@@ -159,7 +159,7 @@ def _grouped_after_moves(poster) -> dict:
     and without a status) are their COUNTs."""
     from accounts.models import User
     from core.db import counters
-    from tasks_market.counters import POSTER_TASKS, TASK_BIDS
+    from tasks_market.counters import OWNER_AGENTS, POSTER_TASKS, TASK_BIDS
     from tasks_market.models import Task, TaskStatus
     from tasks_market.selectors.task_list import tasks_page
     from tests.tasks_market.factories import BidFactory
@@ -175,7 +175,10 @@ def _grouped_after_moves(poster) -> dict:
         == Task.objects.filter(poster=poster, **({"status": status} if status else {})).count()
         for status in (None, TaskStatus.OPEN, TaskStatus.COMPLETED)
     }
-    return {"drift": {family: report[family]["drift"] for family in (POSTER_TASKS, TASK_BIDS)}, "totals": totals}
+    return {
+        "drift": {family: report[family]["drift"] for family in (POSTER_TASKS, TASK_BIDS, OWNER_AGENTS)},
+        "totals": totals,
+    }
 
 
 def _vendor() -> str:

@@ -102,7 +102,7 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
         "kept_pages_follow_writes": True,
         "search_failures": [],
         "grouped": {
-            "drift": {"tasks.poster": 0, "tasks.bids": 0},
+            "drift": {"tasks.poster": 0, "tasks.bids": 0, "agents.owner": 0},
             "totals": {"null": True, "open": True, "completed": True},
         },
     }

@@ -1,6 +1,6 @@
 """The per-caller lists read their `total` from grouped kept counts (tasks_market.counters;
 docs/decisions.md#lists): a poster's own tasks (`scope=mine`, with and without `status`), a task's bids as
-its poster sees them, and a user's agents. After each kind of write the total is the true count, and no query
+its poster sees them, a user's agents and API keys. After each kind of write the total is the true count, and no query
 COUNTs the rows."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from accounts.models import ApiKey
 from tasks_market.models import Agent, Bid, Task, TaskStatus
+from tests.core.test_grouped_counts import api_key
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
 
 pytestmark = pytest.mark.django_db
@@ -19,9 +21,11 @@ def _create(alice, bob, tasks):
     TaskFactory(poster=alice)
     BidFactory(task=tasks[0])
     AgentFactory(owner=alice)
+    api_key(alice)
 
 
 def _status_change(alice, bob, tasks):
+    ApiKey.objects.filter(pk=ApiKey.objects.filter(user=alice).first().pk).update(revoked_at=tasks[0].created_at)
     Task.objects.filter(pk__in=[tasks[0].pk, tasks[1].pk]).update(status=TaskStatus.COMPLETED)
 
 
@@ -29,6 +33,7 @@ def _delete(alice, bob, tasks):
     tasks[1].delete()
     Bid.objects.filter(task=tasks[0]).first().delete()
     Agent.objects.filter(owner=alice).first().delete()
+    ApiKey.objects.filter(user=alice).first().delete()
 
 
 def _rolled_back(alice, bob, tasks):
@@ -60,6 +65,11 @@ LISTS = [
     ),
     ("/api/v1/tasks/{task}/bids?limit=1", "tasks_market_bid", lambda alice, task: Bid.objects.filter(task=task)),
     ("/api/v1/agents?limit=1", "tasks_market_agent", lambda alice, task: Agent.objects.filter(owner=alice)),
+    (
+        "/api/v1/auth/api-keys?limit=1",
+        "accounts_apikey",
+        lambda alice, task: ApiKey.objects.active().filter(user=alice),
+    ),
 ]
 
 
@@ -69,6 +79,8 @@ def test_each_list_total_is_the_kept_count_and_no_count_is_run(alice_api, alice,
     TaskFactory(poster=bob)
     AgentFactory(owner=alice)
     AgentFactory(owner=alice)
+    api_key(alice)
+    api_key(alice)
     for _ in range(3):
         BidFactory(task=tasks[0])
     write(alice, bob, tasks)
