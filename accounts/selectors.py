@@ -6,8 +6,10 @@ from datetime import datetime, timedelta
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.counters import user_api_keys
 from accounts.models import ApiKey
 from accounts.review import ReviewItem, review_items_of
+from core.db import counters
 
 # How long `GET /auth/me` shows what to review after a password reset: long enough for the owner to log in
 # and look, short enough not to nag for ever (docs/decisions.md#identity-and-authentication).
@@ -17,6 +19,11 @@ RECOVERY_REVIEW_PERIOD = timedelta(days=7)
 def api_keys_of(user) -> QuerySet[ApiKey]:
     """The user's usable keys, newest first. Revoked keys are kept for the record but not listed."""
     return ApiKey.objects.active().filter(user=user).order_by("-created_at", "-id")
+
+
+def api_keys_total(user) -> int:
+    """The count of `api_keys_of(user)`, kept (`apikeys.user.<user>`, docs/decisions.md#lists)."""
+    return counters.count_of(user_api_keys(user.pk))
 
 
 def api_key_is_live(key_id: str) -> bool:

@@ -53,7 +53,7 @@ def _assert_index_only_order(plans: list[str], table: str) -> None:
         assert "Index Scan using" in plan or "Index Only Scan" in plan, plan
 
 
-@pytest.mark.parametrize("scope", ["open", "mine"])
+@pytest.mark.parametrize("scope", ["open", "mine", "mine&status=open"])
 def test_task_lists(alice_api, alice, bob, scope):
     TaskFactory(poster=bob)
     TaskFactory(poster=alice)

@@ -22,7 +22,7 @@ from accounts.api.serializers import (
     UserSerializer,
     UserUpdateInput,
 )
-from accounts.selectors import RECOVERY_REVIEW_PERIOD, api_keys_of
+from accounts.selectors import RECOVERY_REVIEW_PERIOD, api_keys_of, api_keys_total
 from accounts.services import (
     EmailTaken,
     api_key_create,
@@ -143,7 +143,9 @@ class ApiKeyListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more, next_cursor = keyset_page(api_keys_of(request.user), **params)
+        rows, total, has_more, next_cursor = keyset_page(
+            api_keys_of(request.user), **params, total=api_keys_total(request.user)
+        )
         return Response(render_page(ApiKeySerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(

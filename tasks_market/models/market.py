@@ -94,6 +94,8 @@ class Task(models.Model):
             # Each list's order, to the primary key: keyset pages and their first page read only their rows.
             models.Index(fields=["poster", "-created_at", "-id"]),
             models.Index(fields=["status", "-created_at", "-id"]),
+            # A poster's tasks of one status (`scope=mine&status=`): not a walk past the poster's other statuses.
+            models.Index(fields=["poster", "status", "-created_at", "-id"], name="task_poster_status_created"),
             # The admin change list (docs/decisions.md#admin-change-lists-at-size).
             models.Index(fields=["-created_at", "-id"], name="task_created_desc"),
             models.Index(fields=["title"], name="task_title_prefix", opclasses=["varchar_pattern_ops"]),

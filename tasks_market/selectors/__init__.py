@@ -14,7 +14,9 @@ from uuid import UUID
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from core.db import counters
 from payments.models import Payment
+from tasks_market.counters import owner_agents, task_bids
 from tasks_market.models import (
     Agent,
     Artefact,
@@ -82,6 +84,12 @@ def bids_for(user, task: Task, sort: str | None = None) -> QuerySet[Bid]:
     return queryset.order_by(*BID_ORDERS[sort])
 
 
+def bids_total(user, task: Task) -> int | None:
+    """The total of the task's bids as `bids_for` lists them, when a kept count answers it: its poster sees
+    every bid (`tasks.bids.<task>`, docs/decisions.md#lists); a bidder's own bids are counted (None)."""
+    return counters.count_of(task_bids(task.pk)) if task.poster_id == user.pk else None
+
+
 def bid_for(user, task_id: UUID, bid_id: UUID) -> Bid | None:
     """A bid its poster or its bidder may look at."""
     return (
@@ -119,6 +127,11 @@ def delivery_by_id(delivery_id: UUID) -> Delivery:
 
 def agents_of(owner) -> QuerySet[Agent]:
     return Agent.objects.filter(owner=owner).order_by("-created_at", "-id")
+
+
+def agents_total(owner) -> int:
+    """The count of `agents_of(owner)`, kept (`agents.owner.<owner>`, docs/decisions.md#lists)."""
+    return counters.count_of(owner_agents(owner.pk))
 
 
 def agent_endpoints_of(owner) -> list[tuple[UUID, str]]:

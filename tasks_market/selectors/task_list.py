@@ -16,7 +16,10 @@ The open list (`scope=open`, unfiltered) is the same for every caller, so two mo
   *moved* is answered from memory, with no query but the stamp's. A page is rendered once per *variant*:
   which of its rows are the caller's own (`is_mine`), so its bytes are served as they are.
 
-Every other list (a user's own tasks, any status filter) counts its own range and keeps nothing.
+A user's own tasks (`scope=mine`) read their total from the poster's grouped kept counts
+(`tasks.poster.<poster>.<status>`): the one of the status filter, or the sum over every status without one.
+Their pages are not kept (one caller's list). The open list filtered by a status other than open is empty
+and counts its (empty) range.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from core.api.pagination import (
 from core.db import counters
 from core.db.pagecache import Entry, StampedPages
 from core.db.precompiled import PrecompiledQuery
-from tasks_market.counters import OPEN_TASKS
+from tasks_market.counters import OPEN_TASKS, poster_tasks
 from tasks_market.models import TaskStatus
 from tasks_market.selectors import tasks_list
 
@@ -69,6 +72,9 @@ ORDER = (("created_at", "id"), True)  # the list's order (selectors.tasks_list),
 _VIEWER = uuid.UUID(int=0)
 _STATUS = "\x00status"
 _AFTER = (datetime(1, 1, 1, 0, 0, 0, 1, tzinfo=UTC), uuid.UUID(int=1))
+# The name of the kept count the caller's list reads (one per status without a filter), as `_STATUS`.
+_KEPT = "\x00kept"
+_KEPT_PER_STATUS = tuple(f"\x00kept.{status}" for status in TaskStatus.values)
 OPEN_PAGES = StampedPages(OPEN_TASKS)
 
 
@@ -91,24 +97,37 @@ def task_list_read(user, *, scope: str, status: str | None, after: tuple | None,
     def read() -> Page:
         return tasks_page(user, scope, status, after, limit=limit, offset=offset)
 
-    if not _kept_total(scope, bool(status)):
+    if not _kept_pages(scope, bool(status)):
         return TaskListRead(read(), None)
     entry = OPEN_PAGES.page((limit, offset, after), read)
     return TaskListRead(entry.page, entry)
 
 
-def _kept_total(scope: str, filtered: bool) -> bool:
-    """The open list unfiltered reads its kept count; the others count their (per-user or empty) range
-    (docs/decisions.md#lists)."""
+def _kept_pages(scope: str, filtered: bool) -> bool:
+    """The open list unfiltered: its pages are kept under the stamp of its count."""
     return scope == "open" and not filtered
+
+
+def _kept_total(scope: str, filtered: bool) -> bool:
+    """The open list unfiltered reads its kept count, a user's own tasks theirs (by status, or summed over
+    the statuses); the open list filtered by another status counts its (empty) range (docs/decisions.md#lists)."""
+    return scope == "mine" or not filtered
+
+
+def _kept_names(viewer_id, status: str | None) -> list[str]:
+    """The kept counts whose sum is the total of the caller's own tasks (of `status`)."""
+    return [poster_tasks(viewer_id, status)] if status else [poster_tasks(viewer_id, s) for s in TaskStatus.values]
 
 
 def tasks_page(user, scope: str, status: str | None, after: tuple | None, *, limit: int, offset: int) -> Page:
     """A page of the list as rows (TASK_COLUMNS), its total, has_more and next_cursor, in one query."""
     viewer_id = user.pk if user else None
     values = ([viewer_id] if scope == "mine" else []) + ([status] if status else [])
+    values += _kept_names(viewer_id, status) if scope == "mine" else []
 
     def count() -> int:
+        if scope == "mine":
+            return counters.sum_of(_kept_names(viewer_id, status))
         if _kept_total(scope, bool(status)):
             return counters.count_of(OPEN_TASKS)
         return tasks_list(user, scope=scope, status=status).count()
@@ -126,15 +145,20 @@ def tasks_page(user, scope: str, status: str | None, after: tuple | None, *, lim
 @cache
 def _list_read(scope: str, filtered: bool, keyset: bool = False) -> PrecompiledQuery:
     """The list's page and total in one query, compiled once per process per shape (core.db.precompiled)."""
-    placeholders = ([_VIEWER] if scope == "mine" else []) + ([_STATUS] if filtered else [])
+    kept = ([_KEPT] if filtered else list(_KEPT_PER_STATUS)) if scope == "mine" else []
+    placeholders = ([_VIEWER] if scope == "mine" else []) + ([_STATUS] if filtered else []) + kept
     placeholders += list(_AFTER) if keyset else []
 
     def build(*values):
         values = list(values)
         viewer = values.pop(0) if scope == "mine" else _VIEWER
         status = values.pop(0) if filtered else None
+        names = [values.pop(0) for _ in kept]
         queryset = tasks_list(viewer, scope=scope, status=status)
-        total = counters.total_of(OPEN_TASKS) if _kept_total(scope, filtered) else None
+        if scope == "mine":
+            total = counters.total_of_sum(names)
+        else:
+            total = counters.total_of(OPEN_TASKS) if _kept_total(scope, filtered) else None
         if keyset:
             queryset = keyset_after(queryset, ORDER, values)
             if total is None:  # the whole list's total, not what is left after the cursor

@@ -97,6 +97,7 @@ def main() -> None:
                 "stamp_moves_with_every_write": _stamp_moves(poster),
                 "kept_pages_follow_writes": _kept_pages_follow_writes(poster),
                 "search_failures": search_failures,
+                "grouped": _grouped_after_moves(poster),
             }
         )
     )
@@ -150,6 +151,34 @@ def _kept_pages_follow_writes(poster) -> bool:
     task = TaskFactory(poster=poster)
     after = OPEN_PAGES.page((100, 0, None), read)
     return again is first and after is not first and task.pk in {row["id"] for row in after.page.rows}
+
+
+def _grouped_after_moves(poster) -> dict:
+    """After the churn, a task with bids moved to another poster, a task and a bid deleted: the grouped counts'
+    drift per family (core.db.counters.register_grouped) and whether the poster's list totals (scope=mine, with
+    and without a status) are their COUNTs."""
+    from accounts.models import User
+    from core.db import counters
+    from tasks_market.counters import OWNER_AGENTS, POSTER_TASKS, TASK_BIDS
+    from tasks_market.models import Task, TaskStatus
+    from tasks_market.selectors.task_list import tasks_page
+    from tests.tasks_market.factories import BidFactory
+
+    other = User.objects.create_user(email="other@example.com", password="x-Very-long-pass-1")
+    moved = Task.objects.filter(poster=poster).exclude(bids=None).first()
+    Task.objects.filter(pk=moved.pk).update(poster=other)
+    Task.objects.filter(poster=poster, status=TaskStatus.CANCELLED).first().delete()  # a paid one is kept
+    BidFactory(task=Task.objects.filter(poster=poster, status=TaskStatus.OPEN).first()).delete()
+    report = counters.counters_reconcile(fix=False)
+    totals = {
+        status: tasks_page(poster, "mine", status, None, limit=5, offset=0).total
+        == Task.objects.filter(poster=poster, **({"status": status} if status else {})).count()
+        for status in (None, TaskStatus.OPEN, TaskStatus.COMPLETED)
+    }
+    return {
+        "drift": {family: report[family]["drift"] for family in (POSTER_TASKS, TASK_BIDS, OWNER_AGENTS)},
+        "totals": totals,
+    }
 
 
 def _vendor() -> str:

@@ -101,6 +101,10 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
         "stamp_moves_with_every_write": True,
         "kept_pages_follow_writes": True,
         "search_failures": [],
+        "grouped": {
+            "drift": {"tasks.poster": 0, "tasks.bids": 0, "agents.owner": 0},
+            "totals": {"null": True, "open": True, "completed": True},
+        },
     }
 
 

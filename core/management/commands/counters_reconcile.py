@@ -17,6 +17,17 @@ class Command(BaseCommand):
     def handle(self, *args, check: bool = False, **options):
         report = counters_reconcile(fix=not check)
         for name, row in report.items():
-            self.stdout.write(f"{name}: kept {row['kept']}, actual {row['actual']}, drift {row['drift']}")
+            if "drifted" not in row:
+                self.stdout.write(f"{name}: kept {row['kept']}, actual {row['actual']}, drift {row['drift']}")
+                continue
+            # A grouped count: one line for the family, then one per key that drifted (not one per key).
+            self.stdout.write(
+                f"{name}.*: {row['keys']} keys, kept {row['kept']}, actual {row['actual']}, "
+                f"{len(row['drifted'])} keys drifted by {row['drift']}"
+            )
+            for key, drifted in row["drifted"].items():
+                self.stdout.write(
+                    f"  {key}: kept {drifted['kept']}, actual {drifted['actual']}, drift {drifted['drift']}"
+                )
         if check and any(row["drift"] for row in report.values()):
             raise CommandError("kept counts drifted")

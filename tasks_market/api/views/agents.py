@@ -49,7 +49,9 @@ class AgentListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        rows, total, has_more, next_cursor = keyset_page(selectors.agents_of(request.user), **params)
+        rows, total, has_more, next_cursor = keyset_page(
+            selectors.agents_of(request.user), **params, total=selectors.agents_total(request.user)
+        )
         return Response(render_page(AgentSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(

@@ -59,14 +59,19 @@ class BidListView(ApiView):
         if task is None:
             raise NotFound()
         bids = selectors.bids_for(request.user, task, sort)
+        total = selectors.bids_total(request.user, task)  # kept for the poster (docs/decisions.md#lists)
         if sort == "reputation":  # an order on the joined row: no keyset cursor
             if params.get("cursor"):
                 raise RequestValidationError(
                     [error("value_error", ["query", "cursor"], CURSOR_REFUSED, params["cursor"])]
                 )
-            rows, total, has_more = page(bids, limit=params["limit"], offset=params["offset"])
+            if total is None:
+                rows, total, has_more = page(bids, limit=params["limit"], offset=params["offset"])
+            else:
+                rows = list(bids[params["offset"] : params["offset"] + params["limit"]])
+                has_more = params["offset"] + len(rows) < total
             return Response(render_page(BidSerializer, rows, total, has_more))
-        rows, total, has_more, next_cursor = keyset_page(bids, **params)
+        rows, total, has_more, next_cursor = keyset_page(bids, **params, total=total)
         return Response(render_page(BidSerializer, rows, total, has_more, next_cursor=next_cursor))
 
     @extend_schema(

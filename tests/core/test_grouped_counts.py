@@ -1,0 +1,250 @@
+"""Grouped kept counts (core.db.counters, `install_sql(key=...)`, `register_grouped`; docs/decisions.md#lists):
+after every kind of write, each key's kept count equals a COUNT of its rows, and the reconciliation finds and
+fixes a key that drifted. The families are the marketplace's (tasks_market.counters): a poster's tasks per
+status (a row moves between keys when its status or its poster changes) and a task's bids."""
+
+from __future__ import annotations
+
+import importlib
+import secrets
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection, transaction
+from django.db.models import Count, Sum
+
+from accounts.counters import USER_API_KEYS
+from accounts.models import ApiKey
+from core.db import counters
+from core.models import Counter
+from tasks_market.counters import OWNER_AGENTS, POSTER_TASKS, TASK_BIDS, poster_tasks, task_bids
+from tasks_market.models import Agent, Bid, Task, TaskStatus
+from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
+
+pytestmark = pytest.mark.django_db
+
+FAMILIES = {  # each family: its rows, and the fields of its key
+    POSTER_TASKS: (Task.objects.all, ("poster_id", "status")),
+    TASK_BIDS: (Bid.objects.all, ("task_id",)),
+    OWNER_AGENTS: (Agent.objects.all, ("owner_id",)),
+    USER_API_KEYS: (lambda: ApiKey.objects.filter(revoked_at__isnull=True), ("user_id",)),
+}
+
+
+def _kept(family: str) -> dict[str, int]:
+    """Every key of the family with a non-zero kept count (the triggers leave a key at zero)."""
+    rows = (
+        Counter.objects.filter(name__startswith=f"{family}.")
+        .values("name")
+        .annotate(n=Sum("value"))
+        .values_list("name", "n")
+    )
+    return {name: n for name, n in rows if n}
+
+
+def _counted(family: str) -> dict[str, int]:
+    queryset, by = FAMILIES[family]
+    rows = queryset().order_by().values(*by).annotate(n=Count("pk")).values_list(*by, "n")
+    return {counters.key_name(family, *row[:-1]): row[-1] for row in rows}
+
+
+def _assert_kept_is_counted() -> None:
+    for family in FAMILIES:
+        assert _kept(family) == _counted(family), family
+
+
+def _insert(alice, bob, tasks):
+    TaskFactory(poster=bob)
+    BidFactory(task=tasks[0])
+
+
+def _status_change(alice, bob, tasks):
+    tasks[0].status = TaskStatus.CANCELLED
+    tasks[0].save()
+
+
+def _poster_change(alice, bob, tasks):  # the row leaves one poster's key for another's
+    Task.objects.filter(pk=tasks[1].pk).update(poster=bob)
+
+
+def _change_in_place(alice, bob, tasks):
+    Task.objects.filter(poster=alice).update(title="renamed")
+
+
+def _delete(alice, bob, tasks):
+    tasks[0].delete()  # and its bids with it (a cascade)
+
+
+def _bulk_update(alice, bob, tasks):  # one statement, rows of several keys moving to one
+    Task.objects.all().update(status=TaskStatus.COMPLETED)
+
+
+def _bulk_create(alice, bob, tasks):
+    Task.objects.bulk_create(
+        [
+            Task(
+                poster=poster,
+                title=f"t{n}",
+                description="d",
+                budget_amount=5,
+                budget_currency="usd",
+                deadline=tasks[0].deadline,
+                category="content",
+                requirements=[],
+                status=status,
+            )
+            for n, (poster, status) in enumerate(
+                [(alice, TaskStatus.OPEN), (bob, TaskStatus.OPEN), (bob, TaskStatus.CANCELLED), (alice, "disputed")]
+            )
+        ]
+    )
+    Bid.objects.bulk_create([Bid(**_bid_row(tasks[1])), Bid(**_bid_row(tasks[2]))])
+
+
+def _bid_row(task) -> dict:
+    bid = Bid.objects.values().first()
+    return {key: value for key, value in bid.items() if key not in ("id", "created_at", "updated_at")} | {
+        "task_id": task.pk
+    }
+
+
+def _agents(alice, bob, tasks):  # created, given to another owner, deleted
+    agents = [AgentFactory(owner=alice) for _ in range(3)]
+    Agent.objects.filter(pk__in=[agents[0].pk, agents[1].pk]).update(owner=bob)
+    agents[2].delete()
+
+
+def api_key(user) -> ApiKey:
+    return ApiKey.objects.create(user=user, name="k", prefix=secrets.token_hex(4), key_hash="0" * 64)
+
+
+def _api_keys(alice, bob, tasks):  # created, revoked (out of the count), given to another user, deleted
+    keys = [api_key(alice) for _ in range(4)]
+    ApiKey.objects.filter(pk=keys[0].pk).update(revoked_at=tasks[0].created_at)
+    ApiKey.objects.filter(pk=keys[1].pk).update(user=bob)
+    keys[2].delete()
+    ApiKey.objects.filter(pk=keys[0].pk).delete()  # a revoked key: no count moves
+
+
+def _rolled_back(alice, bob, tasks):
+    with pytest.raises(RuntimeError), transaction.atomic():
+        TaskFactory(poster=alice)
+        Task.objects.filter(poster=alice).update(status=TaskStatus.CANCELLED)
+        BidFactory(task=tasks[2])
+        raise RuntimeError
+
+
+def _bulk_sql(alice, bob, tasks):  # as the bench fills a poster: INSERT ... SELECT in one statement
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM tasks_market_task LIMIT 0")
+        columns = [column.name for column in cursor.description]
+        select = ", ".join("gen_random_uuid()" if c == "id" else f"t.{c}" for c in columns)
+        cursor.execute(
+            f"INSERT INTO tasks_market_task ({', '.join(columns)}) SELECT {select} "
+            f"FROM generate_series(1, 50) g, (SELECT * FROM tasks_market_task WHERE poster_id = %s LIMIT 1) t",
+            [alice.pk],
+        )
+
+
+WRITES = [
+    _insert,
+    _status_change,
+    _poster_change,
+    _change_in_place,
+    _delete,
+    _bulk_update,
+    _bulk_create,
+    _rolled_back,
+    _bulk_sql,
+    _agents,
+    _api_keys,
+]
+
+
+@pytest.mark.parametrize("write", WRITES, ids=[write.__name__.strip("_") for write in WRITES])
+def test_every_kind_of_write_keeps_each_key(alice, bob, write):
+    tasks = [TaskFactory(poster=alice) for _ in range(3)]
+    TaskFactory(poster=bob, status=TaskStatus.CANCELLED)
+    BidFactory(task=tasks[0])
+    BidFactory(task=tasks[0])
+    api_key(alice)
+    _assert_kept_is_counted()
+
+    write(alice, bob, tasks)
+
+    _assert_kept_is_counted()
+    assert (
+        counters.count_of(poster_tasks(alice.pk, TaskStatus.OPEN))
+        == Task.objects.filter(poster=alice, status=TaskStatus.OPEN).count()
+    )
+
+
+def test_the_reconciliation_finds_and_fixes_drift_per_key_and_removes_keys_without_rows(alice, bob):
+    task = TaskFactory(poster=alice)
+    TaskFactory(poster=bob)
+    Task.objects.filter(poster=bob).update(status=TaskStatus.CANCELLED)  # bob's open key is now at zero
+    drifted = poster_tasks(alice.pk, TaskStatus.OPEN)
+    Counter.objects.filter(name=drifted).update(value=0)
+    Counter.objects.create(name=drifted, shard=counters.SHARDS - 1, value=5)  # kept 5, one row
+    gone = poster_tasks(bob.pk, TaskStatus.COMPLETED)  # no such row: a key to remove
+    Counter.objects.create(name=gone, shard=3, value=2)
+    missing = task_bids(task.pk)  # a bid the triggers did not see (bulk SQL with the triggers off, say)
+    BidFactory(task=task)
+    Counter.objects.filter(name=missing).delete()
+
+    report = counters.counters_reconcile(fix=False)
+
+    assert report[POSTER_TASKS]["drifted"] == {
+        drifted: {"kept": 5, "actual": 1, "drift": -4},
+        gone: {"kept": 2, "actual": 0, "drift": -2},
+    }
+    assert report[POSTER_TASKS]["drift"] == 6
+    assert report[TASK_BIDS]["drifted"] == {missing: {"kept": 0, "actual": 1, "drift": 1}}
+    with pytest.raises(CommandError):
+        call_command("counters_reconcile", "--check", stdout=StringIO())
+
+    out = StringIO()
+    call_command("counters_reconcile", stdout=out)
+
+    lines = out.getvalue().splitlines()
+    assert f"{POSTER_TASKS}.*: 4 keys, kept 8, actual 2, 2 keys drifted by 6" in lines
+    assert f"  {drifted}: kept 5, actual 1, drift -4" in lines
+    assert not any(poster_tasks(bob.pk, TaskStatus.CANCELLED) in line for line in lines)  # not a line per key
+    _assert_kept_is_counted()
+    assert not Counter.objects.filter(name=gone).exists()
+    assert not Counter.objects.filter(name=poster_tasks(bob.pk, TaskStatus.OPEN)).exists()  # zero: removed
+    assert counters.count_of(drifted) == 1
+    report = counters.counters_reconcile(fix=False)
+    assert report[POSTER_TASKS]["drift"] == report[TASK_BIDS]["drift"] == 0
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "sqlite"])
+def test_the_migration_installs_what_install_sql_generates(vendor):
+    """The frozen SQL of tasks_market's migration is `install_sql`'s for these two grouped counts."""
+    migration = importlib.import_module("tasks_market.migrations.0014_poster_and_bid_counts")
+    forward, backward = [], []
+    for name, table, key in (
+        (POSTER_TASKS, "tasks_market_task", ("poster_id", "status")),
+        (TASK_BIDS, "tasks_market_bid", ("task_id",)),
+    ):
+        up, down = counters.install_sql(vendor, name=name, table=table, condition="true", key=key, versions=False)
+        forward += [statement for statement in up if statement not in forward]
+        backward = down + backward
+    assert migration.FORWARD[vendor] == forward
+    assert migration.BACKWARD[vendor] == backward
+    agents = importlib.import_module("tasks_market.migrations.0015_agent_counts")
+    up, down = counters.install_sql(
+        vendor, name=OWNER_AGENTS, table="tasks_market_agent", condition="true", key=("owner_id",), versions=False
+    )
+    assert (agents.FORWARD[vendor], agents.BACKWARD[vendor]) == (up, down)
+    keys = importlib.import_module("accounts.migrations.0008_api_key_counts")
+    up, down = counters.install_sql(
+        vendor,
+        name=USER_API_KEYS,
+        table="accounts_apikey",
+        condition="{row}.revoked_at IS NULL",
+        key=("user_id",),
+        versions=False,
+    )
+    assert (keys.FORWARD[vendor], keys.BACKWARD[vendor]) == (up, down)
