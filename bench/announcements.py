@@ -1,10 +1,13 @@
 """Saved-search announcements under load, from outside (docs/decisions.md#saved-searches): how long after a
 task's creation does an agent whose saved search matches it receive `task.matched`?
 
-    .venv/bin/python scripts/testenv.py -- .venv/bin/python -m bench.announcements [--rate 20] [--seconds 30]
+    .venv/bin/python scripts/testenv.py -- .venv/bin/python -m bench.announcements [--rate 20] [--seconds 30] \
+        [--shape run|serve]
 
-Starts `make run` (the embedded defaults a newcomer gets: SQLite, the filesystem broker, one Celery worker and
-beat) in a fresh VAR_DIR, registers a poster and an agent owner over HTTPS, gives the owner `--agents` agents
+Starts `make run` (the embedded defaults a newcomer gets: SQLite, the filesystem broker, one Celery worker of
+two processes and beat) in a fresh VAR_DIR, or with `--shape serve` `make serve` (gunicorn, Celery on Redis,
+PostgreSQL; production settings but for bench/settings_outbound.py, which lets the agent endpoint be on
+127.0.0.1), registers a poster and an agent owner over HTTPS, gives the owner `--agents` agents
 at one local endpoint, each with a saved search for `research` tasks (and as many with a search that matches
 nothing, so that matching has work to skip), then posts `research` tasks at `--rate` a second for `--seconds`
 (each create on its own thread, paced by the clock, so a slow answer delays no later one). The latency of an
@@ -17,15 +20,60 @@ is missing or arrived twice. Not run by `make test`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import secrets
 import statistics
+import subprocess
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from tests.e2e.harness import Api, Scenario, register, start_shape
+from tools.nodes import Server, base_env, free_port, lift_rate_limits, testenv
+
+
+@contextlib.contextmanager
+def serve_for_bench(celery_concurrency: int):
+    """`make serve` on a PostgreSQL and a Redis of its own (as tests/e2e/harness.py's serve shape), with the
+    benchmark's settings module."""
+    workdir = Path(tempfile.mkdtemp(prefix="bench-announce-"))
+    with testenv.postgres() as database_url, testenv.redis() as redis_url:
+        var_dir = workdir / "var"
+        var_dir.mkdir(parents=True)
+        env = base_env(var_dir)
+        env.update(
+            DJANGO_SETTINGS_MODULE="bench.settings_outbound",
+            DATABASE_URL=database_url,
+            REDIS_URL=redis_url,
+            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+            WEB_CONCURRENCY="2",
+            CELERY_CONCURRENCY=str(celery_concurrency),
+            PAYMENTS_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            IMAGES_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            PUBLISHING_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            SEO_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+            SOCIAL_OAUTH_ALLOW_LOCAL_PROVIDER_IN_PRODUCTION="true",
+        )
+        url = urlsplit(database_url)
+        createdb = [f"{testenv.postgres_bindir()}/createdb", "-h", "127.0.0.1", "-p", str(url.port), "-U", "postgres"]
+        subprocess.run(  # noqa: S603 (the Debian binary testenv found, and our own database name)
+            [*createdb, url.path.lstrip("/")],
+            check=True,
+            capture_output=True,
+        )
+        server = Server("serve", free_port(), env, var_dir, workdir / "server.log")
+        try:
+            server.start()
+            lift_rate_limits(server)
+            yield server
+        finally:
+            server.stop()
 
 
 class Endpoint:
@@ -83,11 +131,14 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--agents", type=int, default=3, help="agents whose saved search matches every task")
     parser.add_argument("--wait", type=float, default=60.0, help="seconds to wait for the last announcements")
+    parser.add_argument("--shape", choices=["run", "serve"], default="run")
+    parser.add_argument("--celery-concurrency", type=int, default=2, help="worker processes (--shape serve)")
     args = parser.parse_args()
 
     endpoint = Endpoint()
-    with start_shape("run") as server:
-        scenario = Scenario("run", "announcements")
+    shape = start_shape("run") if args.shape == "run" else serve_for_bench(args.celery_concurrency)
+    with shape as server:
+        scenario = Scenario(args.shape, "announcements")
         anonymous = Api(server, scenario)
         _, poster_token = register(anonymous)
         _, owner_token = register(anonymous)
@@ -136,7 +187,8 @@ def main() -> int:
     twice = sum(1 for key, times in endpoint.arrived.items() if len(times) > 1)
     stray = len(endpoint.arrived.keys() - expected)
     print(
-        f"\n`make run` (embedded defaults), {len(created):,} tasks created in {posting:.1f} s "
+        f"\n{'`make run` (embedded defaults)' if args.shape == 'run' else '`make serve` (Redis broker)'}, "
+        f"{len(created):,} tasks created in {posting:.1f} s "
         f"({len(created) / posting:.1f}/s), {args.agents} matching saved searches and {args.agents} that match "
         f"nothing; {len(failures)} creates failed\n"
     )
