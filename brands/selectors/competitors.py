@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from brands.domain.matching import NameIndex, normalize_name
+from brands.domain.matching import NameIndex, identity_keys, normalize_name
 from brands.models import Brand, BrandCompetitor, BrandKit, CompetitorOrigin, CompetitorSeed, CompetitorSource
 from brands.selectors.competitor_rows import (
     TEXT_FIELDS,
@@ -78,20 +78,28 @@ def _kit_row_json(brand: Brand, kit_id: UUID, created_at: datetime, updated_at: 
 KitNames = tuple[UUID, list[str], datetime, datetime]  # a kit's id, competitor_names, created_at, updated_at
 
 
-def merge_kit_names(discovered_keys: Iterable[str], kits: Iterable[KitNames]) -> list[tuple[str, ...]]:
+def merge_kit_names(
+    discovered_keys: Iterable[str], kits: Iterable[KitNames], *, discovered_names: Iterable[str] = ()
+) -> list[tuple[str, ...]]:
     """The roster merge (docs/decisions.md#domain-rules) as a pure function of its inputs: the kit names
     (kits oldest first) that duplicate neither a discovered row (the discovered row wins) nor an earlier kit name, as
     sort-ready tuples (casefolded name, row id, name, key, kit id, created_at, updated_at) in roster
-    order. Building and querying brands.domain.matching.NameIndex is about linear in the names;
-    the result depends on nothing else, so it can be cached per input."""
+    order. A duplicate is what discovery's own rule calls one company (brands.domain.matching.same_company): a
+    shared identity key ("Ford Motor Company" and "Ford", "Pepsi Co" and "PepsiCo", from `discovered_names`),
+    or the fuzzy rule on the normalised names. Building and querying brands.domain.matching.NameIndex is about
+    linear in the names; the result depends on nothing else, so it can be cached per input."""
     index = NameIndex(discovered_keys)
+    identities: set[str] = set()
+    for name in discovered_names:
+        identities |= identity_keys(name)
     kit_rows = []
     for kit_id, names, created_at, updated_at in kits:
         for name in names:
-            key = normalize_name(name)
-            if index.match(key) is not None:
+            key, names_of = normalize_name(name), identity_keys(name)
+            if names_of & identities or index.match(key) is not None:
                 continue
             index.add(key)
+            identities |= names_of
             kit_rows.append((name.casefold(), str(kit_row_id(kit_id, key)), name, key, kit_id, created_at, updated_at))
     kit_rows.sort()
     return kit_rows
@@ -107,7 +115,9 @@ def competitor_roster_json(brand: Brand, *, removed: bool = False) -> str:
     if not removed:
         kits = BrandKit.objects.filter(brand=brand).order_by("created_at", "id")
         kit_rows = merge_kit_names(
-            (r.key for r in discovered), kits.values_list("id", "competitor_names", "created_at", "updated_at")
+            (r.key for r in discovered),
+            kits.values_list("id", "competitor_names", "created_at", "updated_at"),
+            discovered_names=(r.name for r in discovered),
         )
         parts += [_kit_row_json(brand, k[4], k[5], k[6], k[2], k[3]) for k in kit_rows]
     return "[" + ",".join(parts) + "]"

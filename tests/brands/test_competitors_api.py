@@ -295,6 +295,25 @@ def test_rule_5_a_typo_within_the_threshold_is_a_duplicate(alice_api, brand):
     assert [r["source"] for r in roster(alice_api, brand)] == ["seo_discovery"]
 
 
+def test_rule_5_a_kit_name_of_a_discovered_company_is_a_duplicate_as_discovery_says(alice_api, brand):
+    """The merge uses discovery's rule of one company (docs/decisions.md#competitor-discovery): trailing corporate
+    words and a name written as one word, which the fuzzy ratio alone calls different names."""
+    CompetitorSeedFactory(name="Ford")
+    CompetitorSeedFactory(name="PepsiCo")
+    CompetitorSeedFactory(name="Meta")
+    BrandKitFactory(
+        brand=brand,
+        competitor_names=["Ford Motor Company", "Pepsi Co", "Meta Platforms", "Nike Group", "Nike"],
+    )
+
+    assert [(r["name"], r["source"]) for r in roster(alice_api, brand)] == [
+        ("Ford", "seo_discovery"),
+        ("Meta", "seo_discovery"),
+        ("PepsiCo", "seo_discovery"),
+        ("Nike Group", "brand_kit"),  # the kit's own later "Nike" is the same company
+    ]
+
+
 def test_order_is_starred_first_then_discovered_then_name(alice_api, brand):
     CompetitorSeedFactory(name="Zeta")
     CompetitorSeedFactory(name="Beta")
