@@ -104,7 +104,7 @@ CASES = [
                 "gone",
                 ("preflight", "queued", "processing", "succeeded", "failed", "needs_attention", "cancelled"),
             ),
-            literal("platform", "myspace", ("facebook", "instagram")),
+            literal("platform", "myspace", ("facebook", "instagram", "linkedin")),
             literal("action", "x", ("social_publish", "meta_creative_save")),
             bad_uuid("creative_id", "zz", f"{UUID_PREFIX} `z` at 1"),
             bound("le", "limit", "201", 200),
