@@ -24,7 +24,7 @@ from tests.e2e.harness import Api, Scenario, create_user, login
 from tests.support.servers import run_schemathesis
 
 STAFF_ONLY = "^/api/v1/admin/"
-EXAMPLES = 3  # generated cases per operation and phase (tests/test_fuzz.py adds the coverage phase in-process)
+EXAMPLES = 2  # generated cases per operation and phase (tests/test_fuzz.py adds the coverage phase in-process)
 PHASES = "examples,fuzzing,stateful"
 # The staff operations have one link (a snapshot to its progress), which fuzzing already reaches with the
 # snapshots it made: a stateful phase there added a minute for nothing more.
