@@ -229,7 +229,6 @@ def install_sql(
         seeding = unseed = []
     if vendor == "postgresql":
         function = f"core_counter_{slug}"
-        triggers = [f"{function}_{op}" for op in ("insert", "update", "delete")]
         if versions:
             body = f"""
             DECLARE delta bigint := 0; touched bigint := 0; rows bigint;
@@ -260,21 +259,7 @@ def install_sql(
                 PERFORM core_counter_add('{name}', delta);
                 RETURN NULL;
             END"""  # noqa: S608
-        drop = [f"DROP TRIGGER IF EXISTS {trigger} ON {table}" for trigger in triggers]
-        forward = [
-            _PG_TOUCH if versions else _PG_ADD,
-            *seeding,
-            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $${body} $$",
-            *drop,
-            f"CREATE TRIGGER {function}_insert AFTER INSERT ON {table} REFERENCING NEW TABLE AS new_rows "
-            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-            f"CREATE TRIGGER {function}_update AFTER UPDATE ON {table} REFERENCING OLD TABLE AS old_rows "
-            f"NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-            f"CREATE TRIGGER {function}_delete AFTER DELETE ON {table} REFERENCING OLD TABLE AS old_rows "
-            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-        ]
-        reverse = [*drop, f"DROP FUNCTION IF EXISTS {function}()", *unseed]
-        return forward, reverse
+        return _pg_statement_triggers(function, table, body, versions=versions, seeding=seeding, unseed=unseed)
     if vendor == "sqlite":
         new, old = condition.format(row="NEW"), condition.format(row="OLD")
 
@@ -339,7 +324,6 @@ def _grouped_install_sql(
         seeding = unseed = []
     if vendor == "postgresql":
         function = f"core_counter_{slug}"
-        triggers = [f"{function}_{op}" for op in ("insert", "update", "delete")]
         add = "core_counter_touch" if versions else "core_counter_add"
         new_keys = (
             f"SELECT {_key_sql(name, key, 'r')} AS k, 1 AS delta FROM new_rows r WHERE {condition.format(row='r')}"  # noqa: S608
@@ -366,21 +350,7 @@ def _grouped_install_sql(
                 END IF;
                 RETURN NULL;
             END"""
-        drop = [f"DROP TRIGGER IF EXISTS {trigger} ON {table}" for trigger in triggers]
-        forward = [
-            _PG_TOUCH if versions else _PG_ADD,
-            *seeding,
-            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $${body} $$",
-            *drop,
-            f"CREATE TRIGGER {function}_insert AFTER INSERT ON {table} REFERENCING NEW TABLE AS new_rows "
-            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-            f"CREATE TRIGGER {function}_update AFTER UPDATE ON {table} REFERENCING OLD TABLE AS old_rows "
-            f"NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-            f"CREATE TRIGGER {function}_delete AFTER DELETE ON {table} REFERENCING OLD TABLE AS old_rows "
-            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-        ]
-        reverse = [*drop, f"DROP FUNCTION IF EXISTS {function}()", *unseed]
-        return forward, reverse
+        return _pg_statement_triggers(function, table, body, versions=versions, seeding=seeding, unseed=unseed)
     if vendor == "sqlite":
         new, old = condition.format(row="NEW"), condition.format(row="OLD")
         new_key, old_key = _key_sql(name, key, "NEW"), _key_sql(name, key, "OLD")
@@ -417,6 +387,26 @@ def _grouped_install_sql(
         reverse = [*drop, *unseed]
         return forward, reverse
     raise ImproperlyConfigured(f"kept counts need PostgreSQL or SQLite, not {vendor}")  # the two supported engines
+
+
+def _pg_statement_triggers(
+    function: str, table: str, body: str, *, versions: bool, seeding: list[str], unseed: list[str]
+) -> tuple[list[str], list[str]]:
+    """(forward, reverse) SQL of a count's PostgreSQL function `body` and its three statement triggers."""
+    drop = [f"DROP TRIGGER IF EXISTS {function}_{op} ON {table}" for op in ("insert", "update", "delete")]
+    forward = [
+        _PG_TOUCH if versions else _PG_ADD,
+        *seeding,
+        f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $${body} $$",
+        *drop,
+        f"CREATE TRIGGER {function}_insert AFTER INSERT ON {table} REFERENCING NEW TABLE AS new_rows "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+        f"CREATE TRIGGER {function}_update AFTER UPDATE ON {table} REFERENCING OLD TABLE AS old_rows "
+        f"NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+        f"CREATE TRIGGER {function}_delete AFTER DELETE ON {table} REFERENCING OLD TABLE AS old_rows "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+    ]
+    return forward, [*drop, f"DROP FUNCTION IF EXISTS {function}()", *unseed]
 
 
 _PG_ADD = f"""
