@@ -377,7 +377,7 @@ class Earning(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["owner", "-created_at"]),
+            models.Index(fields=["owner", "-created_at", "-id"]),  # the seller's list (docs/decisions.md#lists)
             models.Index(fields=["status", "available_after"]),
         ]
 
@@ -435,7 +435,7 @@ class Payout(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
+        indexes = [models.Index(fields=["owner", "-created_at", "-id"])]  # the seller's list (docs/decisions.md#lists)
 
     def __str__(self) -> str:
         return f"payout {self.amount} {self.currency} {self.status}"

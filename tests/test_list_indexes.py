@@ -116,3 +116,18 @@ def test_the_credit_ledger(alice_api, alice):
     plans = _plans(alice_api, "/api/v1/allmodelchat/credits/transactions?limit=5", "assistant_credittransaction")
 
     _assert_index_only_order(plans, "assistant_credittransaction")
+
+
+@pytest.mark.parametrize("kind", ["earnings", "payouts"])
+def test_a_sellers_earnings_and_payouts(alice_api, alice, bob, kind):
+    from tests.core.test_grouped_counts import earning, payout
+
+    for seller in (alice, bob):
+        (earning if kind == "earnings" else payout)(seller)
+    table, unique = ("payments_earning", "source") if kind == "earnings" else ("payments_payout", "idempotency_key")
+    _copy_rows(table, f"owner_id = '{bob.pk}'", ROWS, **{unique: "gen_random_uuid()::text"})  # other sellers'
+    _copy_rows(table, f"owner_id = '{alice.pk}'", ROWS // 10, **{unique: "gen_random_uuid()::text"})
+
+    plans = _plans(alice_api, f"/api/v1/payouts{'/earnings' if kind == 'earnings' else ''}?limit=5", table)
+
+    _assert_index_only_order(plans, table)

@@ -6,7 +6,9 @@ from uuid import UUID
 
 from django.db.models import Prefetch, QuerySet
 
+from core.db import counters
 from core.http.errors import NotFound
+from webhooks_app.counters import subscription_deliveries
 from webhooks_app.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 
@@ -34,3 +36,9 @@ def delivery_list(*, subscription: WebhookSubscription, status: str | None = Non
         .order_by("-created_at", "-id")
     )
     return deliveries.filter(status=status) if status else deliveries
+
+
+def delivery_total(*, subscription: WebhookSubscription) -> int:
+    """The count of `delivery_list(subscription=...)` without a status, kept
+    (`deliveries.subscription.<subscription>`, docs/decisions.md#lists)."""
+    return counters.count_of(subscription_deliveries(subscription.pk))

@@ -15,7 +15,9 @@ from decimal import Decimal
 
 from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
 
+from core.db import counters
 from payments import ledger
+from payments.counters import owner_earnings, owner_payouts
 from payments.models import Earning, EarningStatus, LedgerEntry, LedgerLine, Payout
 
 # The seller's claim accounts (payments.ledger), as `state`; the money group's `connected` is not a claim.
@@ -130,6 +132,26 @@ class Debt:
     source: str
     amount: Decimal
     currency: str
+
+
+def earnings_of(owner) -> QuerySet[Earning]:
+    """The seller's earnings list, newest first (every status)."""
+    return Earning.objects.filter(owner=owner).order_by("-created_at", "-id")
+
+
+def earnings_total(owner) -> int:
+    """The count of `earnings_of(owner)`, kept (`earnings.owner.<owner>`, docs/decisions.md#lists)."""
+    return counters.count_of(owner_earnings(owner.pk))
+
+
+def payouts_of(owner) -> QuerySet[Payout]:
+    """The seller's payouts list, newest first (every status)."""
+    return Payout.objects.filter(owner=owner).order_by("-created_at", "-id")
+
+
+def payouts_total(owner) -> int:
+    """The count of `payouts_of(owner)`, kept (`payouts.owner.<owner>`, docs/decisions.md#lists)."""
+    return counters.count_of(owner_payouts(owner.pk))
 
 
 def payout_earnings(payout: Payout) -> QuerySet[Earning]:

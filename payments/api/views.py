@@ -25,7 +25,7 @@ from payments.api.serializers import (
     StatementQuery,
 )
 from payments.ledger import seller_balances
-from payments.models import Earning, Payout
+from payments.models import Payout
 from payments.services.accounts import payout_account_for, payout_account_start
 
 TAGS = ["payouts"]
@@ -111,8 +111,9 @@ class EarningListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        earnings = Earning.objects.filter(owner=request.user).order_by("-created_at", "-id")
-        rows, total, has_more, next_cursor = keyset_page(earnings, **params)
+        rows, total, has_more, next_cursor = keyset_page(
+            statement.earnings_of(request.user), **params, total=statement.earnings_total(request.user)
+        )
         return Response(render_page(EarningSerializer, rows, total, has_more, next_cursor=next_cursor))
 
 
@@ -131,8 +132,9 @@ class PayoutListView(ApiView):
     )
     def get(self, request):
         params = self.query(PageQuery)
-        payouts = Payout.objects.filter(owner=request.user).order_by("-created_at", "-id")
-        rows, total, has_more, next_cursor = keyset_page(payouts, **params)
+        rows, total, has_more, next_cursor = keyset_page(
+            statement.payouts_of(request.user), **params, total=statement.payouts_total(request.user)
+        )
         return Response(render_page(PayoutSerializer, rows, total, has_more, next_cursor=next_cursor))
 
 

@@ -1,26 +1,35 @@
 """Grouped kept counts (core.db.counters, `install_sql(key=...)`, `register_grouped`; docs/decisions.md#lists):
 after every kind of write, each key's kept count equals a COUNT of its rows, and the reconciliation finds and
 fixes a key that drifted. The families are the marketplace's (tasks_market.counters): a poster's tasks per
-status (a row moves between keys when its status or its poster changes) and a task's bids."""
+status (a row moves between keys when its status or its poster changes) and a task's bids; a user's agents and
+API keys (accounts.counters); a seller's earnings and payouts (payments.counters); a subscription's deliveries
+(webhooks_app.counters)."""
 
 from __future__ import annotations
 
 import importlib
 import secrets
+import uuid
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Count, Sum
+from django.utils import timezone
 
 from accounts.counters import USER_API_KEYS
 from accounts.models import ApiKey
 from core.db import counters
 from core.models import Counter
+from payments.counters import OWNER_EARNINGS, OWNER_PAYOUTS
+from payments.models import Earning, EarningStatus, Payout, PayoutAccount
 from tasks_market.counters import OWNER_AGENTS, POSTER_TASKS, TASK_BIDS, poster_tasks, task_bids
 from tasks_market.models import Agent, Bid, Task, TaskStatus
 from tests.tasks_market.factories import AgentFactory, BidFactory, TaskFactory
+from tests.webhooks_app.factories import WebhookSubscriptionFactory
+from webhooks_app.counters import SUBSCRIPTION_DELIVERIES
+from webhooks_app.models import WebhookDelivery, WebhookDeliveryStatus, WebhookEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +38,9 @@ FAMILIES = {  # each family: its rows, and the fields of its key
     TASK_BIDS: (Bid.objects.all, ("task_id",)),
     OWNER_AGENTS: (Agent.objects.all, ("owner_id",)),
     USER_API_KEYS: (lambda: ApiKey.objects.filter(revoked_at__isnull=True), ("user_id",)),
+    OWNER_EARNINGS: (Earning.objects.all, ("owner_id",)),
+    OWNER_PAYOUTS: (Payout.objects.all, ("owner_id",)),
+    SUBSCRIPTION_DELIVERIES: (WebhookDelivery.objects.all, ("subscription_id",)),
 }
 
 
@@ -127,11 +139,61 @@ def _api_keys(alice, bob, tasks):  # created, revoked (out of the count), given 
     ApiKey.objects.filter(pk=keys[0].pk).delete()  # a revoked key: no count moves
 
 
+def earning(owner) -> Earning:
+    return Earning.objects.create(
+        owner=owner, source=f"task:{uuid.uuid4()}", payment_ref="pi_count", provider="local", currency="usd",
+        gross=1, fee=0, amount=1, available_after=timezone.now(),
+    )  # fmt: skip
+
+
+def payout(owner) -> Payout:
+    account, _ = PayoutAccount.objects.get_or_create(
+        owner=owner, defaults={"provider": "local", "provider_account_id": f"acct_{uuid.uuid4().hex[:12]}"}
+    )
+    return Payout.objects.create(
+        owner=owner, account=account, amount=1, currency="usd", idempotency_key=f"payout:{uuid.uuid4()}"
+    )
+
+
+def delivery(subscription) -> WebhookDelivery:
+    event = WebhookEvent.objects.create(owner=subscription.owner, type="task.created", body="{}")
+    return WebhookDelivery.objects.create(event=event, subscription=subscription, message_id=f"msg_{uuid.uuid4().hex}")
+
+
+def refused_delete(queryset) -> None:
+    """Money rows are never deleted (payments migration 0008): the database refuses, no count moves."""
+    with pytest.raises((IntegrityError, DatabaseError)), transaction.atomic():
+        queryset.delete()
+
+
+def _money(alice, bob, tasks):  # created, status changed in place, given to another seller, a refused delete
+    earnings = [earning(alice) for _ in range(3)]
+    payouts = [payout(alice) for _ in range(2)]
+    Earning.objects.filter(owner=alice).update(status=EarningStatus.AVAILABLE)
+    Payout.objects.filter(pk=payouts[0].pk).update(status=Payout.Status.PAID)
+    Earning.objects.filter(pk=earnings[0].pk).update(owner=bob)
+    Payout.objects.filter(pk=payouts[1].pk).update(owner=bob)
+    refused_delete(Earning.objects.filter(pk=earnings[1].pk))
+    refused_delete(Payout.objects.filter(pk=payouts[0].pk))
+
+
+def _deliveries(alice, bob, tasks):  # created, status changed, moved to another subscription, deleted, cascaded
+    mine, other = WebhookSubscriptionFactory(owner=alice), WebhookSubscriptionFactory(owner=bob)
+    deliveries = [delivery(mine) for _ in range(4)] + [delivery(other)]
+    WebhookDelivery.objects.filter(subscription=mine).update(status=WebhookDeliveryStatus.SUCCEEDED)
+    WebhookDelivery.objects.filter(pk=deliveries[0].pk).update(subscription=other)
+    deliveries[1].delete()
+    other.delete()  # its deliveries with it (a cascade)
+
+
 def _rolled_back(alice, bob, tasks):
     with pytest.raises(RuntimeError), transaction.atomic():
         TaskFactory(poster=alice)
         Task.objects.filter(poster=alice).update(status=TaskStatus.CANCELLED)
         BidFactory(task=tasks[2])
+        earning(alice)
+        payout(alice)
+        delivery(WebhookSubscriptionFactory(owner=alice))
         raise RuntimeError
 
 
@@ -159,6 +221,8 @@ WRITES = [
     _bulk_sql,
     _agents,
     _api_keys,
+    _money,
+    _deliveries,
 ]
 
 
@@ -169,6 +233,9 @@ def test_every_kind_of_write_keeps_each_key(alice, bob, write):
     BidFactory(task=tasks[0])
     BidFactory(task=tasks[0])
     api_key(alice)
+    earning(alice)
+    payout(alice)
+    delivery(WebhookSubscriptionFactory(owner=alice))
     _assert_kept_is_counted()
 
     write(alice, bob, tasks)
@@ -219,6 +286,32 @@ def test_the_reconciliation_finds_and_fixes_drift_per_key_and_removes_keys_witho
     assert report[POSTER_TASKS]["drift"] == report[TASK_BIDS]["drift"] == 0
 
 
+@pytest.mark.parametrize("family", [OWNER_EARNINGS, OWNER_PAYOUTS, SUBSCRIPTION_DELIVERIES])
+def test_the_reconciliation_covers_the_sellers_and_the_subscriptions_counts(alice, bob, family):
+    subscription = WebhookSubscriptionFactory(owner=alice)
+    for _ in range(2):
+        earning(alice)
+        payout(alice)
+        delivery(subscription)
+    key = counters.key_name(family, subscription.pk if family == SUBSCRIPTION_DELIVERIES else alice.pk)
+    gone = counters.key_name(family, bob.pk)  # no row of bob's: a key to remove
+    Counter.objects.filter(name=key).delete()  # kept 7, in one shard
+    Counter.objects.create(name=key, shard=5, value=7)
+    Counter.objects.create(name=gone, shard=1, value=3)
+
+    report = counters.counters_reconcile(fix=False)
+
+    assert report[family]["drifted"] == {
+        key: {"kept": 7, "actual": 2, "drift": -5},
+        gone: {"kept": 3, "actual": 0, "drift": -3},
+    }
+    counters.counters_reconcile()
+    assert counters.count_of(key) == 2
+    assert not Counter.objects.filter(name=gone).exists()
+    _assert_kept_is_counted()
+    assert counters.counters_reconcile(fix=False)[family]["drift"] == 0
+
+
 @pytest.mark.parametrize("vendor", ["postgresql", "sqlite"])
 def test_the_migration_installs_what_install_sql_generates(vendor):
     """The frozen SQL of tasks_market's migration is `install_sql`'s for these two grouped counts."""
@@ -248,3 +341,28 @@ def test_the_migration_installs_what_install_sql_generates(vendor):
         versions=False,
     )
     assert (keys.FORWARD[vendor], keys.BACKWARD[vendor]) == (up, down)
+    for module, families in FROZEN:
+        migration = importlib.import_module(module)
+        forward, backward = [], []
+        for part, name, table, key in families:
+            up, down = counters.install_sql(vendor, name=name, table=table, condition="true", key=key, versions=False)
+            if part:  # one of several families in the migration, also kept apart
+                assert getattr(migration, part)[vendor] == (up, down), name
+            forward += [statement for statement in up if statement not in forward]
+            backward = down + backward
+        assert (migration.FORWARD[vendor], migration.BACKWARD[vendor]) == (forward, backward), module
+
+
+FROZEN = [  # (migration, its families: (its name for the family's SQL, family, table, key)), every row counted
+    (
+        "payments.migrations.0011_earning_payout_counts",
+        [
+            ("EARNINGS", OWNER_EARNINGS, "payments_earning", ("owner_id",)),
+            ("PAYOUTS", OWNER_PAYOUTS, "payments_payout", ("owner_id",)),
+        ],
+    ),
+    (
+        "webhooks_app.migrations.0005_delivery_counts",
+        [(None, SUBSCRIPTION_DELIVERIES, "webhooks_app_webhookdelivery", ("subscription_id",))],
+    ),
+]
