@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from django.db import connection
-from django.db.models import BooleanField, FloatField, Q, QuerySet
+from django.db.models import BooleanField, FloatField, Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 
 from core.api.pagination import (
@@ -93,8 +93,9 @@ def _text_match(queryset: QuerySet, q: str, *, ranked: bool) -> QuerySet:
         rank = RawSQL(f"ts_rank({PG_DOCUMENT}, {PG_QUERY})", [q], output_field=FloatField())  # noqa: S611
     else:
         terms = fts5_query(q)
-        if not terms:
-            return queryset.none()
+        if not terms:  # no word to look for (punctuation, symbols): nothing matches, ranked like the rest
+            nothing = queryset.none()
+            return nothing.annotate(rank=Value(0.0, output_field=FloatField())) if ranked else nothing
         match = RawSQL(  # noqa: S611
             f"rowid IN (SELECT rowid FROM {SQLITE_TEXT} WHERE {SQLITE_TEXT} MATCH %s)",  # noqa: S608
             [terms],

@@ -75,6 +75,8 @@ CASES: list[tuple[str, list[int]]] = [
     ("scope=open&q=survey", [1, 2]),
     ("scope=open&q=survey&sort=relevance", [2, 1]),
     ("scope=open&q=nothing+like+this", []),
+    ("scope=open&q=%21%C2%B6%C2%9A&sort=relevance", []),  # no word to look for, by relevance: nothing, not an error
+    ("scope=mine&q=%21%21&sort=relevance", []),
     ("scope=open&q=research&category=content", [3]),
     ("scope=mine&category=research", [1, 2, 6, 8]),
     ("scope=mine&currency=usd&sort=deadline", [3, 8, 6, 4]),
