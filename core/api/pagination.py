@@ -48,9 +48,11 @@ class Page(NamedTuple):
     next_cursor: str | None
 
 
-def page(queryset: QuerySet, *, limit: int, offset: int) -> tuple[list, int, bool]:
-    """Slice one page. Returns (rows, total, has_more). Two queries whatever the page size."""
-    total = queryset.count()
+def page(queryset: QuerySet, *, limit: int, offset: int, total: int | None = None) -> tuple[list, int, bool]:
+    """Slice one page. Returns (rows, total, has_more). `total` when the caller keeps the count
+    (core.db.counters); else a COUNT: two queries whatever the page size."""
+    if total is None:
+        total = queryset.count()
     rows = list(queryset[offset : offset + limit])
     return rows, total, offset + len(rows) < total
 

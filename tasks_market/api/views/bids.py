@@ -65,11 +65,7 @@ class BidListView(ApiView):
                 raise RequestValidationError(
                     [error("value_error", ["query", "cursor"], CURSOR_REFUSED, params["cursor"])]
                 )
-            if total is None:
-                rows, total, has_more = page(bids, limit=params["limit"], offset=params["offset"])
-            else:
-                rows = list(bids[params["offset"] : params["offset"] + params["limit"]])
-                has_more = params["offset"] + len(rows) < total
+            rows, total, has_more = page(bids, limit=params["limit"], offset=params["offset"], total=total)
             return Response(render_page(BidSerializer, rows, total, has_more))
         rows, total, has_more, next_cursor = keyset_page(bids, **params, total=total)
         return Response(render_page(BidSerializer, rows, total, has_more, next_cursor=next_cursor))
