@@ -92,10 +92,14 @@ def delivered(page, poster: User, seller: Seller, agent_endpoint: Receiver) -> t
 
 
 def paid_out(server: Server, seller: Seller, task_id: str, net: Decimal) -> None:
-    """The released earning: pending, then available (the settle job), then paid out (the payout job)."""
+    """The released earning: pending, then available (the settle job), then paid out (the payout job).
+
+    `make run` holds nothing (EARNING_HOLD_DAYS=0) and its beat settles every five minutes, as may another
+    test's settle job on the same server: the first read may already find the earning available."""
     earning = wait_for(lambda: seller.earning(task_id))
-    assert (earning["status"], Decimal(earning["amount"])) == ("pending", net), earning
-    assert seller.balance()["pending"] >= net
+    assert (earning["status"], Decimal(earning["amount"])) in {("pending", net), ("available", net)}, earning
+    if earning["status"] == "pending":
+        assert seller.balance()["pending"] >= net
 
     run_job(server, "payments.tasks.settle_earnings")
     assert seller.earning(task_id)["status"] == "available"
