@@ -8,8 +8,13 @@ PORT ?= 8443
 PYTEST_ARGS ?=
 SPECTRAL := tools/openapi-lint/node_modules/.bin/spectral
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Python keeps the bytecode of what it imports (__pycache__/, ignored by git). A machine that sets
+# PYTHONDONTWRITEBYTECODE would have every process compile the project again: each of `make run`'s processes,
+# each test worker and subprocess, pytest rewriting every test module in every worker at every run.
+unexport PYTHONDONTWRITEBYTECODE
+PY_PACKAGES := $(filter-out var/ docs/ templates/,$(sort $(dir $(wildcard */*.py))))
 
-.PHONY: run info serve release bench profile test test-fast system-deps lint format check clean
+.PHONY: run info serve release bench profile test test-fast bytecode system-deps lint format check clean
 
 ## run: the API over HTTPS on $(HOST):$(PORT), plus a Celery worker and beat (embedded defaults).
 ## `exec`: the recipe's shell becomes scripts/supervise.py, so make's SIGTERM reaches it and make waits for it.
@@ -54,13 +59,17 @@ profile: $(VENV)/.deps-dev
 ## `make run` / `make serve` server share a worker (--dist loadgroup, tests/e2e/conftest.py). More workers
 ## than cores: a serial run keeps a third of one core busy, the rest is waiting on servers and subprocesses.
 TEST_WORKERS ?= 4
-test: $(VENV)/.deps-dev system-deps $(SPECTRAL)
+test: $(VENV)/.deps-dev system-deps $(SPECTRAL) bytecode
 	$(PY) scripts/testenv.py -- $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## test-fast: the inner loop: everything but the outside-in tests (e2e: real `make run` / `make serve`
 ## servers) and the live fuzzing; `make test` stays the whole suite, the one CI runs.
-test-fast: $(VENV)/.deps-dev system-deps $(SPECTRAL)
+test-fast: $(VENV)/.deps-dev system-deps $(SPECTRAL) bytecode
 	$(PY) scripts/testenv.py -- $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not e2e and not fuzz" $(PYTEST_ARGS)
+
+# bytecode: the project's packages compiled once, before the test workers start (each would compile them at once).
+bytecode: $(VENV)/bin/python
+	@$(PY) -m compileall -q -j 0 -x node_modules $(PY_PACKAGES) manage.py >/dev/null
 
 ## system-deps: the Debian packages the suite uses (scripts/testenv.py SYSTEM_PACKAGES: PostgreSQL, Redis,
 ## HAProxy, Prometheus, Chromium and its driver, Node.js and npm), the missing ones in one apt-get run.
