@@ -26,8 +26,10 @@ from signed_delivery.engine import (
     Message,
     RetrySchedule,
     claims_release_stale,
+    deliveries_attempt_together,
     deliveries_enqueue,
     deliveries_overdue,
+    deliveries_retry_later,
     delivery_attempt,
     delivery_settle,
 )
@@ -53,6 +55,7 @@ logger = logging.getLogger(__name__)
 MATCH_TASK = "tasks_market.tasks.match_saved_searches"
 ANNOUNCE_TASK = "tasks_market.tasks.announce_match"
 SCHEDULE = RetrySchedule((10, 60, 5 * 60))
+TASK_CLOSED = "The task is no longer open."
 
 
 @transaction.atomic
@@ -135,7 +138,10 @@ def search_matches_find(*, task_id: UUID | str) -> int:
     due = list(
         SearchMatch.objects.filter(task=task, status=MatchStatus.PENDING, attempt_count=0).values_list("pk", flat=True)
     )
-    deliveries_enqueue(CHANNEL, due)
+    # The first attempts are made here, together (one claim, one message per agent from one read of the task,
+    # the calls side by side), not queued as a job per agent: matching and announcing one task is one job.
+    # A retry is queued with its countdown; one that cannot be queued is found by the sweep.
+    deliveries_retry_later(CHANNEL, deliveries_attempt_together(CHANNEL, due))
     return len(due)
 
 
@@ -147,20 +153,32 @@ class MatchChannel(Channel):
     waiting = Q(status=MatchStatus.PENDING)
 
     def load(self, match_id: UUID | str, claim: datetime) -> SearchMatch | None:
-        match = SearchMatch.objects.select_related("agent").filter(pk=match_id, claimed_at=claim).first()
-        if match is not None and not Task.objects.filter(pk=match.task_id, status=TaskStatus.OPEN).exists():
-            delivery_settle(match, claim=claim, status=MatchStatus.SKIPPED, last_error="The task is no longer open.")
-            return None
-        return match
+        return next(iter(self.load_together([match_id], claim)), None)
+
+    def load_together(self, match_ids: list, claim: datetime) -> list[SearchMatch]:
+        matches = list(SearchMatch.objects.select_related("agent").filter(pk__in=match_ids, claimed_at=claim))
+        task_ids = {match.task_id for match in matches}
+        still_open = set(Task.objects.filter(pk__in=task_ids, status=TaskStatus.OPEN).values_list("pk", flat=True))
+        for match in matches:
+            if match.task_id not in still_open:
+                delivery_settle(match, claim=claim, status=MatchStatus.SKIPPED, last_error=TASK_CLOSED)
+        return [match for match in matches if match.task_id in still_open]
 
     def message(self, match: SearchMatch, now: datetime) -> Message:
-        row = Task.objects.filter(pk=match.task_id).values(*TASK_COLUMNS).get()
-        return Message(
-            url=match.agent.endpoint_url,
-            msg_id=match.message_id,
-            body=message_body("task.matched", {"search_id": match.search_id, "task": task_item(row, None)}),
-            secrets=agent_secrets(match.agent, now=now),
-        )
+        return self.messages([match], now)[0]
+
+    def messages(self, matches: list[SearchMatch], now: datetime) -> list[Message]:
+        rows = Task.objects.filter(pk__in={match.task_id for match in matches}).values(*TASK_COLUMNS)
+        items = {row["id"]: task_item(row, None) for row in rows}
+        return [
+            Message(
+                url=match.agent.endpoint_url,
+                msg_id=match.message_id,
+                body=message_body("task.matched", {"search_id": match.search_id, "task": items[match.task_id]}),
+                secrets=agent_secrets(match.agent, now=now),
+            )
+            for match in matches
+        ]
 
     def is_permanent(self, result: CallResult) -> bool:
         return result.refused or super().is_permanent(result)

@@ -195,6 +195,41 @@ def test_a_reopened_task_reaches_new_agents_not_the_ones_told(alice, bob, agent,
     assert len(agent_server.requests) == 2
 
 
+def test_one_job_announces_a_task_to_every_agent_side_by_side_and_a_failed_one_waits_for_its_retry(
+    alice, bob, agent, agent_server, hook_server, monkeypatch
+):
+    """The first attempts are made by the matching job itself: the calls side by side (each endpoint here
+    answers only once all three calls have arrived), no job queued per agent; the agent whose endpoint failed
+    gets its retry queued with the schedule's countdown."""
+    others = [AgentFactory(owner=bob, endpoint_url=hook_server.url) for _ in range(2)]
+    for each in [agent, *others]:
+        SavedSearch.objects.create(agent=each)
+    agent_server.status, hook_server.status = 200, 503
+    queued = []
+    monkeypatch.setattr(
+        "tasks_market.tasks.announce_match.apply_async", lambda args, countdown: queued.append((args, countdown))
+    )
+    monkeypatch.setattr("tasks_market.tasks.announce_match.delay", lambda *args: queued.append((args, None)))
+    all_arrived = threading.Barrier(3, timeout=10)  # sent one after the other, the first call would time out
+    agent_server.on_request = hook_server.on_request = lambda body: all_arrived.wait()
+    posted = _post_task(alice)
+
+    assert search_matches_find(task_id=posted.pk) == 3
+
+    matches = {match.agent_id: match for match in SearchMatch.objects.filter(task=posted)}
+    assert matches[agent.pk].status == MatchStatus.SENT
+    failed = [matches[each.pk] for each in others]
+    assert [(m.status, m.attempt_count, m.claimed_at) for m in failed] == [(MatchStatus.PENDING, 1, None)] * 2
+    assert all(m.next_attempt_at > timezone.now() + timedelta(seconds=8) for m in failed)  # 10 s, ±10 %
+    assert sorted(args[0] for args, _ in queued) == sorted(str(m.pk) for m in failed)
+    assert all(9 <= countdown <= 11 for _, countdown in queued)
+    assert SearchMatchAttempt.objects.filter(delivery__task=posted).count() == 3
+    assert set(SearchMatchAttempt.objects.filter(delivery__task=posted).values_list("status_code", flat=True)) == {
+        200,
+        503,
+    }
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_matching_one_task_at_once_announce_it_once(alice, agent, agent_server):
     SavedSearch.objects.create(agent=agent)
