@@ -19,11 +19,11 @@ mkdir -p "$VAR_DIR"
 # Commands run beside this server (`make info`, payments_simulate) find it here (config/settings/local.py).
 echo "$PUBLIC_BASE_URL" > "$VAR_DIR/origin"
 step() { echo "make run: $*"; }
-# Generate $VAR_DIR/secrets.env (if missing) once, before the processes below import settings together.
-"$PY" -c 'import django; django.setup()'
 
-step "migrating the database ($VAR_DIR)"
-"$PY" manage.py migrate --noinput --verbosity 0
+# One process migrates, makes the demo user (a fresh API key) and the demo agent, and renders the banner
+# (demo/management/commands/prepare_run.py); it also generates $VAR_DIR/secrets.env (if missing) before the
+# processes below import settings together.
+banner=$("$PY" manage.py prepare_run)
 
 # Static files are collected once, and again only when their sources or the requirements change.
 PY="$PY" scripts/static_once.sh
@@ -35,16 +35,11 @@ if [ ! -s "$VAR_DIR/dev-cert.pem" ] || [ ! -s "$VAR_DIR/dev-key.pem" ]; then
     -keyout "$VAR_DIR/dev-key.pem" -out "$VAR_DIR/dev-cert.pem" 2>/dev/null
 fi
 
-step "the demo user, and the demo agent (docs/guide.md#the-local-demo)"
-demo_key=$("$PY" manage.py ensure_demo_user | sed -n 's/^API key: *//p')
-"$PY" manage.py demo_agent
-
 # The banner comes last, once web, worker and beat are ready (after their start-up output); `make info`
 # prints it again. The worker and beat write $VAR_DIR/ready/<role> when ready (demo/signals.py). Routine
 # periodic work logs at DEBUG (core/ops/routine_logs.py), so the banner stays on screen. Its printer is a
 # background job of this shell: the supervisor this shell execs below inherits it and reaps it once done.
 rm -rf "$VAR_DIR/ready"
-banner=$("$PY" manage.py demo_info --api-key "$demo_key")
 supervisor=$$
 (
   for _ in $(seq 600); do  # at most 5 minutes; then the banner comes anyway
