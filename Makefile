@@ -91,15 +91,18 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 # pip shows what it collects and installs (a first install takes a few minutes); no progress bars,
-# which a log file or a CI page would turn into noise.
+# which a log file or a CI page would turn into noise. pip would compile every module one after the other;
+# compileall does it on every core.
 $(VENV)/.deps-run: requirements.txt | $(VENV)/bin/python
 	@echo "make: installing the Python packages of requirements.txt into $(VENV) (a few minutes the first time)"
-	$(PY) -m pip install --progress-bar off -r requirements.txt
+	$(PY) -m pip install --progress-bar off --no-compile -r requirements.txt
+	$(PY) -m compileall -q -j 0 $(VENV)/lib >/dev/null
 	touch $@
 
 $(VENV)/.deps-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 	@echo "make: installing the Python packages of requirements-dev.txt into $(VENV) (a few minutes the first time)"
-	$(PY) -m pip install --progress-bar off -r requirements-dev.txt
+	$(PY) -m pip install --progress-bar off --no-compile -r requirements-dev.txt
+	$(PY) -m compileall -q -j 0 $(VENV)/lib >/dev/null
 	touch $@ $(VENV)/.deps-run
 
 # Spectral lints the served /openapi.json with its `spectral:oas` ruleset (tests/test_openapi_lint.py); pinned by
