@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import fcntl
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import RefreshToken
@@ -64,6 +69,56 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") == "loadgroup":
         return _ServerShapeScheduling(config, log)
     return None
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """The test databases, migrated once per run: under pytest-xdist the first worker migrates a template
+    database and every worker's database is a copy of it (`CREATE DATABASE ... TEMPLATE`), where each worker
+    used to run every migration itself (some 10 s of CPU each, all at once). The last worker to finish drops
+    the template. Without xdist, Django's own set-up."""
+    from django.test.utils import setup_databases, teardown_databases
+
+    workerinput = getattr(request.config, "workerinput", None)
+    with django_db_blocker.unblock():
+        if workerinput is None:
+            made = setup_databases(verbosity=0, interactive=False)
+            yield
+            teardown_databases(made, verbosity=0)
+            return
+        original_name = connection.settings_dict["NAME"]
+        worker_db = connection.creation._get_test_db_name()
+        run = workerinput["testrunuid"][:12]
+        template = f"test_{original_name}_template_{run}"[:63]
+        users = Path(tempfile.gettempdir()) / f"pytest-db-template-{run}.users"
+        with _template_lock():  # one worker migrates; the others wait for it, then copy one at a time
+            if not users.exists():
+                connection.settings_dict["TEST"]["NAME"] = template
+                connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+                connection.close()  # PostgreSQL copies no template while a session is connected to it
+                users.write_text("0")
+            with connection.creation._nodb_cursor() as cursor:
+                cursor.execute(f'DROP DATABASE IF EXISTS "{worker_db}"')
+                cursor.execute(f'CREATE DATABASE "{worker_db}" TEMPLATE "{template}"')
+            users.write_text(str(int(users.read_text()) + 1))
+        connection.settings_dict["TEST"]["NAME"] = worker_db
+        settings.DATABASES[connection.alias]["NAME"] = connection.settings_dict["NAME"] = worker_db
+        yield
+        connection.creation.destroy_test_db(original_name, verbosity=0)
+        with _template_lock():
+            left = int(users.read_text()) - 1
+            users.write_text(str(left))
+            if left == 0:  # a worker that sets up later makes the template again
+                with connection.creation._nodb_cursor() as cursor:
+                    cursor.execute(f'DROP DATABASE IF EXISTS "{template}"')
+                users.unlink()
+
+
+@contextmanager
+def _template_lock():
+    with open(Path(tempfile.gettempdir()) / "pytest-db-template.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 _SCENARIOS = ScenarioLines()
