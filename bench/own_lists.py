@@ -230,6 +230,8 @@ def main() -> None:
     unknown = sorted(set(names) - set(LISTS))
     if unknown or not names:
         parser.error(f"--lists: {', '.join(unknown) or 'none'} (one or more of {', '.join(LISTS)})")
+    if min(args.tasks, args.bids, args.rows) < SMALL:
+        parser.error(f"--tasks, --bids and --rows: at least {SMALL} (the first run is at {SMALL} rows)")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
     create_database(os.environ["DATABASE_URL"])  # testenv's server, a database of its own
     import django
