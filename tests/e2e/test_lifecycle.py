@@ -104,9 +104,11 @@ def _assert_static_files_go_out_gzipped(server: Server) -> None:
 
 @pytest.fixture(scope="module")
 def run_var(tmp_path_factory) -> Path:
-    """One VAR_DIR for every `make run` of this module: only the first start migrates."""
+    """One VAR_DIR for every `make run` of this module, its database the run's migrated one (scripts/testenv.py:
+    these tests stop servers; tests/e2e/test_guide.py and the `run` shape start on an empty VAR_DIR)."""
     var_dir = tmp_path_factory.mktemp("lifecycle-run") / "var"
     var_dir.mkdir()
+    _testenv().migrated_sqlite({**_base_env(var_dir), "DJANGO_SETTINGS_MODULE": "config.settings.local"})
     return var_dir
 
 
@@ -173,14 +175,24 @@ def _createdb(testenv, database_url: str, name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def serve_db(backing) -> str:
-    testenv, database_url, _ = backing
-    return _createdb(testenv, database_url, "lifecycle")
+def serve_db(backing, tmp_path_factory) -> str:
+    """The stop tests' database, migrated once per run (scripts/testenv.py): their release step has nothing to apply."""
+    testenv, database_url, redis_url = backing
+    url = _createdb(testenv, database_url, "lifecycle")
+    env = _serve_env(tmp_path_factory.mktemp("lifecycle-migrate"), url, redis_url)
+    testenv.migrated_postgres(url, {**env, "DJANGO_SETTINGS_MODULE": "config.settings.production"})  # serve.sh's
+    return url
 
 
 def _serve_server(tmp_path: Path, database_url: str, redis_url: str, **env: str) -> Server:
     var_dir = tmp_path / "var"
     var_dir.mkdir()
+    return Server(
+        "serve", free_port(), _serve_env(var_dir, database_url, redis_url, **env), var_dir, tmp_path / "server.log"
+    )
+
+
+def _serve_env(var_dir: Path, database_url: str, redis_url: str, **env: str) -> dict[str, str]:
     server_env = _base_env(var_dir)
     server_env.update(
         DATABASE_URL=database_url,
@@ -197,7 +209,7 @@ def _serve_server(tmp_path: Path, database_url: str, redis_url: str, **env: str)
         CELERY_CONCURRENCY="1",
         **env,
     )
-    return Server("serve", free_port(), server_env, var_dir, tmp_path / "server.log")
+    return server_env
 
 
 @pytest.mark.parametrize(

@@ -137,6 +137,9 @@ def start_observed_node() -> Iterator[ObservedNode]:
         url = urlsplit(database_url)
         createdb = [f"{testenv.postgres_bindir()}/createdb", "-h", "127.0.0.1", "-p", str(url.port), "-U", "postgres"]
         subprocess.run([*createdb, url.path[1:]], check=True, capture_output=True)
+        # The run's migrated database (scripts/testenv.py), migrated without the node's exporters.
+        quiet = {key: value for key, value in env.items() if not key.startswith(("OTEL_", "METRICS_"))}
+        testenv.migrated_postgres(database_url, {**quiet, "DJANGO_SETTINGS_MODULE": "config.settings.production"})
         server = Server("serve", free_port(), env, var_dir, workdir / "server.log")
         try:
             server.start()

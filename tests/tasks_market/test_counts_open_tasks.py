@@ -16,6 +16,7 @@ from tasks_market.counters import OPEN_TASKS
 from tasks_market.models import Task, TaskStatus
 from tests.tasks_market.counts_churn import ROUNDS, SQLITE_ROUNDS, SQLITE_THREADS, THREADS, churn
 from tests.tasks_market.factories import TaskFactory
+from tools.nodes import testenv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,6 +80,7 @@ def test_the_same_on_the_embedded_sqlite_database(tmp_path):
     search's hand-computed cases on its FTS5 table (the same cases as tests/tasks_market/test_task_search.py)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
     env.update(DJANGO_SETTINGS_MODULE="config.settings.local", VAR_DIR=str(tmp_path / "var"))
+    testenv.migrated_sqlite(env)  # the run's migrated database, copied (its `migrate` then has nothing to do)
     done = subprocess.run(
         [sys.executable, "-m", "tests.tasks_market.counts_churn"],
         cwd=ROOT,

@@ -3,8 +3,9 @@ tests/payments/payouts/test_concurrency.py runs them on PostgreSQL.
 
     DJANGO_SETTINGS_MODULE=config.settings.local VAR_DIR=<dir> python -m tests.payments.payouts.sqlite_races
 
-Migrates a fresh database in VAR_DIR, runs each race with threads released by a barrier, and prints one
-JSON line: what each race left behind and the ledger check's problems.
+Migrates the database in VAR_DIR (the test gives it a copy of the run's migrated one), runs each race with
+threads released by a barrier, and prints one JSON line: what each race left behind and the ledger check's
+problems.
 """
 
 from __future__ import annotations

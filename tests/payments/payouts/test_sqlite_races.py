@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tools.nodes import testenv
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_each_race_applies_once_on_sqlite(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
     env.update(DJANGO_SETTINGS_MODULE="config.settings.local", VAR_DIR=str(tmp_path / "var"))
+    testenv.migrated_sqlite(env)  # the run's migrated database, copied (its `migrate` then has nothing to do)
     done = subprocess.run(
         [sys.executable, "-m", "tests.payments.payouts.sqlite_races"],
         cwd=ROOT,
