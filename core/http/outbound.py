@@ -45,6 +45,8 @@ import httpx
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from core.http.fairness import released
+
 USER_AGENT = "BrandMarket/0.1 (+https://localhost/docs)"
 CONNECT_TIMEOUT = 5.0
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
@@ -286,6 +288,10 @@ class _PinnedTransport(httpx.HTTPTransport):
             ssl_context=_ssl_context(extra_ca), max_connections=4, keepalive_expiry=5.0, network_backend=backend
         )
 
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with released():  # a web request's turn goes to the next one while this waits (core.http.fairness)
+            return super().handle_request(request)
+
 
 # --- Provider APIs: ordinary connections, with the same total deadline ------------------------------
 
@@ -349,7 +355,8 @@ class DeadlineTransport(httpx.HTTPTransport):
         # Set, not reset afterwards: the body is read after this returns, in the same context; the
         # next request through any DeadlineTransport in this context sets its own.
         _REQUEST_END.set(time.monotonic() + self.deadline)
-        return super().handle_request(request)
+        with released():  # a web request's turn goes to the next one while this waits (core.http.fairness)
+            return super().handle_request(request)
 
 
 @functools.cache

@@ -1,0 +1,53 @@
+"""config/gunicorn.py's worker: gthread, with the connections spread over the workers and each worker's
+requests running in turn (docs/operations.md#worker-model has the measurements).
+
+- **Connections spread.** Every worker watches the same listening socket and a new connection goes to
+  whichever takes it first; gthread keeps a connection for as long as its client keeps it alive, so a burst
+  of new clients (a proxy opening its pool, a load test starting) stays where it landed: with 32 clients on
+  4 workers one held 26 and two none. A worker that holds as many connections as it has threads stops
+  watching the socket for `PAUSE` after each accept, so one with a free thread takes the next first. When
+  every worker is full each still accepts one connection per `PAUSE`; nothing is refused.
+- **Requests in turn.** `GUNICORN_RUNNING` (default 2) requests of a worker run Python at a time, the others
+  wait in arrival order (core.http.fairness.FairSlots); 0 turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from gunicorn.workers.gthread import ThreadWorker
+
+from core.http.fairness import FairSlots
+
+
+class BalancedThreadWorker(ThreadWorker):
+    PAUSE = 0.005  # seconds between two accepts of a worker with no free thread
+
+    def init_process(self) -> None:
+        self._paused_until = 0.0  # before the parent's init_process, which runs the loop
+        super().init_process()
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        running = int(os.environ.get("GUNICORN_RUNNING") or 2)
+        if running > 0:
+            self.wsgi = FairSlots(running).wrap(self.wsgi)
+
+    def accept(self, listener) -> None:
+        super().accept(listener)
+        if self.nr_conns >= self.cfg.threads:
+            self._paused_until = time.monotonic() + self.PAUSE
+            self.set_accept_enabled(False)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        # The loop asks to accept again on its next turn; a paused worker says no until the pause ends.
+        if enabled and time.monotonic() < self._paused_until:
+            return
+        super().set_accept_enabled(enabled)
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        # Wake when the pause ends, not up to a second later, so a full host takes its next connection.
+        if not self._accepting and self._paused_until:
+            timeout = max(0.0, min(timeout, self._paused_until - time.monotonic()))
+        super().wait_for_and_dispatch_events(timeout)
