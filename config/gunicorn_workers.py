@@ -5,7 +5,7 @@ requests running in turn (docs/operations.md#worker-model has the measurements).
   whichever takes it first; gthread keeps a connection for as long as its client keeps it alive, so a burst
   of new clients (a proxy opening its pool, a load test starting) stays where it landed: with 32 clients on
   4 workers one held 26 and two none. A worker that holds as many connections as it has threads stops
-  watching the socket for `PAUSE` after each accept, so one with a free thread takes the next first. When
+  watching the socket for `PAUSE` (10 ms) after each accept, so one with a free thread takes the next first. When
   every worker is full each still accepts one connection per `PAUSE`; nothing is refused.
 - **Requests in turn.** `GUNICORN_RUNNING` (default 2) requests of a worker run Python at a time, the others
   wait in arrival order (core.http.fairness.FairSlots); 0 turns it off.
@@ -22,7 +22,7 @@ from core.http.fairness import FairSlots
 
 
 class BalancedThreadWorker(ThreadWorker):
-    PAUSE = 0.005  # seconds between two accepts of a worker with no free thread
+    PAUSE = 0.01  # seconds between two accepts of a worker with no free thread
 
     def init_process(self) -> None:
         self._paused_until = 0.0  # before the parent's init_process, which runs the loop
