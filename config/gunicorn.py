@@ -4,8 +4,8 @@ Everything can be tuned from the environment:
 
 - GUNICORN_BIND (default `$HOST:$PORT`, i.e. 127.0.0.1:8443)
 - WEB_CONCURRENCY: worker processes (default 2 x cores); GUNICORN_THREADS: threads per worker (default 8);
-  GUNICORN_RUNNING: requests of a worker running Python at a time, the others in arrival order (default 2, 0: off;
-  config/gunicorn_workers.py)
+  GUNICORN_WORKER_CLASS (default gthread) and, with config.gunicorn_workers.BalancedThreadWorker, GUNICORN_RUNNING:
+  requests of a worker running Python at a time, the others in arrival order (default 2, 0: off)
 - TLS_CERT / TLS_KEY: terminate TLS here (as `make serve` does on one machine); without them gunicorn
   speaks plain HTTP and must sit behind a TLS-terminating proxy listed in TRUSTED_PROXIES
 - GUNICORN_ACCESS_LOG: `1` (default) logs one JSON line per request, `0` turns that off
@@ -30,7 +30,9 @@ from core.ops.logging import JsonFormatter
 _cores = os.cpu_count() or 1
 
 bind = [os.environ.get("GUNICORN_BIND") or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8443')}"]
-worker_class = "config.gunicorn_workers.BalancedThreadWorker"  # gthread: connections spread, requests in turn
+# gunicorn's gthread. GUNICORN_WORKER_CLASS=config.gunicorn_workers.BalancedThreadWorker opts into the variant that
+# spreads connections and runs requests in turn: measured, not the default (docs/operations.md#worker-model).
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS") or "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cores)
 threads = int(os.environ.get("GUNICORN_THREADS") or 8)
 # Import Django once in the master: workers fork with the code loaded (faster start, shared pages).

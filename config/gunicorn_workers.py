@@ -1,5 +1,7 @@
-"""config/gunicorn.py's worker: gthread, with the connections spread over the workers and each worker's
-requests running in turn (docs/operations.md#worker-model has the measurements).
+"""A gthread worker with the connections spread over the workers and each worker's requests running in turn,
+opted into with GUNICORN_WORKER_CLASS=config.gunicorn_workers.BalancedThreadWorker (config/gunicorn.py). Not the
+default: on the server alone it halves the open list's p99 / p50, but side by side with the FastAPI peer the
+difference stayed within the runs' spread and requests/s were a few percent lower (docs/operations.md#worker-model).
 
 - **Connections spread.** Every worker watches the same listening socket and a new connection goes to
   whichever takes it first; gthread keeps a connection for as long as its client keeps it alive, so a burst

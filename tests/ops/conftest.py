@@ -61,7 +61,12 @@ class Output:
 
 @contextmanager
 def gunicorn(
-    tmp_path: Path, *, workers: int, threads: int = 2, trusted_proxies: str = "127.0.0.1/32"
+    tmp_path: Path,
+    *,
+    workers: int,
+    threads: int = 2,
+    trusted_proxies: str = "127.0.0.1/32",
+    worker_class: str = "gthread",
 ) -> Iterator[tuple[str, subprocess.Popen, Output]]:
     """`make serve`'s web server (config/gunicorn.py) on production settings, behind a simulated TLS proxy."""
     port = free_port()
@@ -72,6 +77,7 @@ def gunicorn(
         GUNICORN_BIND=f"127.0.0.1:{port}",
         WEB_CONCURRENCY=str(workers),
         GUNICORN_THREADS=str(threads),
+        GUNICORN_WORKER_CLASS=worker_class,
         GUNICORN_ACCESS_LOG="1",
         LOG_LEVEL="INFO",
     )

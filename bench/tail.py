@@ -1,0 +1,132 @@
+"""Where the open list's tail comes from: the server alone, one gunicorn setting after another, the client's
+latency (wrk) beside the server's own time of each request (gunicorn's access log, `duration_ms`).
+
+    .venv/bin/python scripts/testenv.py -- .venv/bin/python -m bench.tail 4x8 4x8:balanced 4x2 4x8:balanced:running=1 \
+        [--rounds 2] [--duration 8]
+
+A setting is WORKERSxTHREADS (gunicorn's gthread, config/gunicorn.py's default), then `:balanced` for
+config/gunicorn_workers.py's worker (connections spread, 2 requests of a worker at a time) and `:running=N` for
+its GUNICORN_RUNNING (0: every thread at once). Production settings, seed_demo --scale 4, the rate limit
+lifted for 127.0.0.1 (still counted), wrk 2 threads x 32 connections after a 2 s warm-up, each setting on a
+fresh server, the settings interleaved round after round.
+bench/RESULTS.md ("where the tail comes from") has the runs. Not run by `make test`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bench import run as bench
+
+PATH = "/api/v1/tasks?scope=open"
+
+
+def setting_env(setting: str) -> dict[str, str]:
+    shape, *options = setting.split(":")
+    workers, threads = shape.split("x")
+    env = {"WEB_CONCURRENCY": workers, "GUNICORN_THREADS": threads}
+    for option in options:
+        if option == "balanced":
+            env["GUNICORN_WORKER_CLASS"] = "config.gunicorn_workers.BalancedThreadWorker"
+        elif option.startswith("running="):
+            env["GUNICORN_RUNNING"] = option.split("=", 1)[1]
+        else:
+            raise SystemExit(f"unknown option {option!r} in {setting!r}")
+    return env
+
+
+def server_times(log: Path, skip: int) -> list[float]:
+    times = []
+    with log.open() as lines:
+        for number, line in enumerate(lines):
+            if number >= skip and '"duration_ms"' in line:
+                with contextlib.suppress(ValueError, KeyError):
+                    times.append(float(json.loads(line)["duration_ms"]))
+    return sorted(times)
+
+
+def percentile(times: list[float], share: float) -> float:
+    return times[min(len(times) - 1, int(len(times) * share))] if times else float("nan")
+
+
+def wrk(url: str, headers: list[str], seconds: int) -> str:
+    command = ["wrk", "-t2", "-c32", f"-d{seconds}s", "--latency", *headers, url]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout  # noqa: S603
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("settings", nargs="+")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--duration", type=int, default=8)
+    args = parser.parse_args()
+
+    env = {**os.environ, **bench.django_env("config.settings.production"), "JWT_ACCESS_MINUTES": "120"}
+    os.environ.update(env)
+    bench.seed_database(env, 4)
+    import django
+
+    django.setup()
+    from rest_framework_simplejwt.tokens import RefreshToken
+
+    from accounts.management.commands.ensure_demo_user import DEMO_EMAIL
+    from accounts.models import User
+    from core.models import RateLimitOverride
+
+    RateLimitOverride.objects.get_or_create(
+        network="127.0.0.1/32", rule="*", defaults={"limit": 10**9, "reason": "bench.tail: lift the cap, keep counting"}
+    )
+    token = str(RefreshToken.for_user(User.objects.get(email=DEMO_EMAIL)).access_token)
+    from django.db import connections
+
+    connections.close_all()
+    headers = ["-H", "X-Forwarded-Proto: https", "-H", f"Authorization: Bearer {token}"]
+    workdir = Path(tempfile.mkdtemp(prefix="bench-tail-"))
+    print("| setting | round | requests/s | client p50 | client p99 | p99 / p50 | server p50 | server p99 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for round_number in range(1, args.rounds + 1):
+        for setting in args.settings:
+            extra_env = setting_env(setting)
+            port = bench.free_port()
+            server_env = {
+                **env,
+                **extra_env,
+                "GUNICORN_BIND": f"127.0.0.1:{port}",
+                "GUNICORN_ACCESS_LOG": "1",
+                "LOG_LEVEL": "INFO",
+            }
+            command = bench.server_command("gunicorn", "")
+            log = workdir / f"{setting.replace(':', '_')}-{round_number}.log"
+            with log.open("w") as out:
+                server = subprocess.Popen(  # noqa: S603
+                    command, env=server_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            base = f"http://127.0.0.1:{port}"
+            try:
+                bench.wait_for(base + "/health?probe=live")
+                wrk(base + PATH, headers, 2)  # warm-up
+                skip = sum(1 for _ in log.open())
+                output = wrk(base + PATH, headers, args.duration)
+            finally:
+                os.killpg(server.pid, signal.SIGTERM)
+                server.wait(30)
+            client = bench.parse_wrk(output)
+            times = server_times(log, skip)
+            server_p50, server_p99 = percentile(times, 0.5), percentile(times, 0.99)
+            print(
+                f"| {setting} | {round_number} | {client['rps']:.0f} | {client['p50']:.1f} ms | {client['p99']:.1f} ms "
+                f"| {client['p99'] / client['p50']:.1f} | {server_p50:.1f} ms | {server_p99:.1f} ms |",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
