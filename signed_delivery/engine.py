@@ -182,14 +182,9 @@ def deliveries_attempt_together(
 
 
 def deliveries_retry_later(channel: Channel, delays: Mapping[UUID, float]) -> None:
-    """Queue each delivery's next attempt with its countdown; stops at the first broker failure (the sweep
-    queues them once they are overdue)."""
-    for delivery_id, delay in delays.items():
-        try:
-            _registered(channel.task_name).apply_async(args=[str(delivery_id)], countdown=delay)
-        except Exception:
-            logger.exception("could not queue the next attempt of %s %s", channel.task_name, delivery_id)
-            break
+    """Queue each delivery's next attempt with its countdown (the sweep queues any the broker refused once
+    they are overdue)."""
+    _queue(channel, delays.items())
 
 
 _OUTCOME_FIELDS = ["status", "status_code", "duration_ms", "error", "response_excerpt", "finished_at"]
@@ -274,11 +269,16 @@ def deliveries_overdue(channel: Channel, *, now: datetime) -> list[UUID]:
 
 
 def deliveries_enqueue(channel: Channel, delivery_ids: Iterable[UUID]) -> None:
-    """Queue one attempt of each delivery now (the sweep's work); stops at the first broker failure,
-    since the next sweep finds them all again."""
-    for delivery_id in dict.fromkeys(delivery_ids):
+    """Queue one attempt of each delivery now (the sweep's work); the next sweep finds any the broker refused."""
+    _queue(channel, ((delivery_id, None) for delivery_id in dict.fromkeys(delivery_ids)))
+
+
+def _queue(channel: Channel, countdowns: Iterable[tuple[UUID, float | None]]) -> None:
+    """One job per delivery, after its countdown (None: now); stops at the first broker failure, since the
+    sweep finds every delivery left without a job."""
+    for delivery_id, countdown in countdowns:
         try:
-            _registered(channel.task_name).delay(str(delivery_id))
+            _registered(channel.task_name).apply_async(args=[str(delivery_id)], countdown=countdown)
         except Exception:
             logger.exception("could not queue %s for %s", channel.task_name, delivery_id)
             break
