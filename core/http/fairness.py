@@ -20,7 +20,6 @@ Outside a slot-holding request (Celery, management commands, `make run`'s server
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,8 +33,7 @@ class FairSlots:
             raise ValueError("at least one slot")
         self.size, self.stale = size, stale
         self._cond = threading.Condition(threading.Lock())
-        self._tickets = itertools.count()
-        self._issued = 0  # tickets handed out
+        self._issued = 0  # tickets handed out: the next one's number
         self._serving = 0  # the ticket whose turn it is
         self._holders: dict[int, float] = {}  # ticket -> when it took its slot
 
@@ -46,7 +44,7 @@ class FairSlots:
 
     def acquire(self) -> int:
         with self._cond:
-            ticket = next(self._tickets)
+            ticket = self._issued
             self._issued += 1
             while True:
                 now = time.monotonic()
