@@ -309,10 +309,11 @@ def _migrate(env: dict[str, str]) -> None:
 
 
 def migrated_postgres(database_url: str, env: dict[str, str]) -> None:
-    """The empty PostgreSQL database at `database_url`, migrated as `manage.py migrate` with `env` (its settings
-    module) would: the run's first migrates and its dump is restored into the later ones (pg_dump, psql)."""
-    env = {**env, "DATABASE_URL": database_url}
-    key = "postgres-" + env.get("DJANGO_SETTINGS_MODULE", "config.settings.local") + ".sql"
+    """The empty PostgreSQL database at `database_url`, migrated as `make serve`'s release step would with `env`
+    (its settings module, config.settings.production unless `env` names another): the run's first migrates
+    and its dump is restored into the later ones (pg_dump, psql)."""
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings.production", **env, "DATABASE_URL": database_url}
+    key = "postgres-" + env["DJANGO_SETTINGS_MODULE"] + ".sql"
     with _cached(key) as cached:
         if cached is None:
             _migrate(env)

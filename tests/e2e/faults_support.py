@@ -131,7 +131,7 @@ def production_stack(tmp_path: Path, *, celery_concurrency: int = 1, **env: str)
         )
         # The run's migrated database (scripts/testenv.py): the release step has nothing to apply. These tests stop
         # and break the stack; tests/e2e's `serve` shape is the one whose release migrates an empty database.
-        testenv.migrated_postgres(postgres.url, {**server_env, "DJANGO_SETTINGS_MODULE": "config.settings.production"})
+        testenv.migrated_postgres(postgres.url, server_env)
         with log.open("wb") as out:
             process = subprocess.Popen(
                 ["make", "--no-print-directory", "serve", "HOST=127.0.0.1", f"PORT={port}"],

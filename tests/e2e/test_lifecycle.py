@@ -179,8 +179,7 @@ def serve_db(backing, tmp_path_factory) -> str:
     """The stop tests' database, migrated once per run (scripts/testenv.py): their release step has nothing to apply."""
     testenv, database_url, redis_url = backing
     url = _createdb(testenv, database_url, "lifecycle")
-    env = _serve_env(tmp_path_factory.mktemp("lifecycle-migrate"), url, redis_url)
-    testenv.migrated_postgres(url, {**env, "DJANGO_SETTINGS_MODULE": "config.settings.production"})  # serve.sh's
+    testenv.migrated_postgres(url, _serve_env(tmp_path_factory.mktemp("lifecycle-migrate"), url, redis_url))
     return url
 
 

@@ -139,7 +139,7 @@ def start_observed_node() -> Iterator[ObservedNode]:
         subprocess.run([*createdb, url.path[1:]], check=True, capture_output=True)
         # The run's migrated database (scripts/testenv.py), migrated without the node's exporters.
         quiet = {key: value for key, value in env.items() if not key.startswith(("OTEL_", "METRICS_"))}
-        testenv.migrated_postgres(database_url, {**quiet, "DJANGO_SETTINGS_MODULE": "config.settings.production"})
+        testenv.migrated_postgres(database_url, quiet)
         server = Server("serve", free_port(), env, var_dir, workdir / "server.log")
         try:
             server.start()
