@@ -62,31 +62,38 @@ def demo_staff_join(user: User) -> None:
     user.user_permissions.clear()  # an older `make run` granted them to the user one by one
 
 
+@transaction.atomic
+def demo_user_ensure() -> tuple[str, str]:
+    """The demo user, made or brought in line, with a fresh API key (the previous one revoked): its password
+    and the key's raw value."""
+    # The local profile generates the password into $VAR_DIR/secrets.env; elsewhere a fresh one.
+    password = getattr(settings, "DEMO_USER_PASSWORD", "") or secrets.token_urlsafe(18)
+    user = User.objects.with_address(DEMO_EMAIL).first()
+    if user is None:  # the operator's own account: its address counts as verified
+        user = User.objects.create_user(
+            DEMO_EMAIL, password, is_staff=True, is_superuser=False, email_verified_at=timezone.now()
+        )
+        credits_keeper().grant(user=user, amount=DEMO_CREDITS)
+    elif not user.check_password(password) or user.is_superuser or not user.is_staff:
+        # Also brings a demo user of an older `make run` (a fixed password, a superuser) in line.
+        user.set_password(password)
+        user.is_staff, user.is_superuser = True, False
+        user.save(update_fields=["password", "is_staff", "is_superuser"])
+    if not user.email_verified:  # made before addresses were verified, or changed since
+        user.email_verified_at = timezone.now()
+        user.save(update_fields=["email_verified_at"])
+    demo_staff_join(user)
+    # One live `make run` key at a time: the previous run's key is revoked.
+    ApiKey.objects.active().filter(user=user, name=DEMO_KEY_NAME).update(revoked_at=timezone.now())
+    issued = api_key_create(user=user, name=DEMO_KEY_NAME)
+    return password, issued.raw
+
+
 class Command(BaseCommand):
     help = "Create the local demo user if missing and issue it a fresh API key (for `make run`)."
 
-    @transaction.atomic
     def handle(self, *args, **options):
-        # The local profile generates the password into $VAR_DIR/secrets.env; elsewhere a fresh one.
-        password = getattr(settings, "DEMO_USER_PASSWORD", "") or secrets.token_urlsafe(18)
-        user = User.objects.with_address(DEMO_EMAIL).first()
-        if user is None:  # the operator's own account: its address counts as verified
-            user = User.objects.create_user(
-                DEMO_EMAIL, password, is_staff=True, is_superuser=False, email_verified_at=timezone.now()
-            )
-            credits_keeper().grant(user=user, amount=DEMO_CREDITS)
-        elif not user.check_password(password) or user.is_superuser or not user.is_staff:
-            # Also brings a demo user of an older `make run` (a fixed password, a superuser) in line.
-            user.set_password(password)
-            user.is_staff, user.is_superuser = True, False
-            user.save(update_fields=["password", "is_staff", "is_superuser"])
-        if not user.email_verified:  # made before addresses were verified, or changed since
-            user.email_verified_at = timezone.now()
-            user.save(update_fields=["email_verified_at"])
-        demo_staff_join(user)
-        # One live `make run` key at a time: the previous run's key is revoked.
-        ApiKey.objects.active().filter(user=user, name=DEMO_KEY_NAME).update(revoked_at=timezone.now())
-        issued = api_key_create(user=user, name=DEMO_KEY_NAME)
+        password, key = demo_user_ensure()
         self.stdout.write(f'Demo user:  {DEMO_EMAIL} (staff in the "{DEMO_STAFF_GROUP}" group, not a superuser)')
         self.stdout.write(f"Password:   {password}")
-        self.stdout.write(f"API key:    {issued.raw}")
+        self.stdout.write(f"API key:    {key}")

@@ -5,14 +5,11 @@ ready; what the steps say goes to standard error, on the terminal at once."""
 
 from __future__ import annotations
 
-import re
-from io import StringIO
-
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-API_KEY_LINE = re.compile(r"^API key:\s*(\S+)", re.MULTILINE)
+from accounts.management.commands.ensure_demo_user import demo_user_ensure
 
 
 class Command(BaseCommand):
@@ -22,10 +19,6 @@ class Command(BaseCommand):
         self.stderr.write(f"make run: migrating the database ({settings.VAR_DIR})")
         call_command("migrate", interactive=False, verbosity=0)
         self.stderr.write("make run: the demo user, and the demo agent (docs/guide.md#the-local-demo)")
-        issued = StringIO()
-        call_command("ensure_demo_user", stdout=issued)
-        found = API_KEY_LINE.search(issued.getvalue())
-        if found is None:
-            raise CommandError("ensure_demo_user printed no API key")
+        _, api_key = demo_user_ensure()
         call_command("demo_agent", stdout=self.stderr)
-        call_command("demo_info", api_key=found.group(1), stdout=self.stdout)
+        call_command("demo_info", api_key=api_key, stdout=self.stdout)
