@@ -20,6 +20,15 @@ import time
 from pathlib import Path
 
 
+def insert_statement(conn) -> str:
+    """One INSERT of a copy of the oldest open task, created now (so it is on the first page)."""
+    columns = [d.name for d in conn.execute("SELECT * FROM tasks_market_task LIMIT 0").description]
+    fresh = {"id": "gen_random_uuid()", "created_at": "now()", "updated_at": "now()"}
+    copied = ", ".join(fresh.get(c, f"t.{c}") for c in columns)  # the table's own column names
+    oldest = "(SELECT * FROM tasks_market_task WHERE status = 'open' ORDER BY created_at LIMIT 1) t"
+    return f"INSERT INTO tasks_market_task ({', '.join(columns)}) SELECT {copied} FROM {oldest}"  # noqa: S608
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("log", type=Path, help="compare.sh's output, as it is written")
@@ -36,11 +45,7 @@ def main() -> int:
             raise SystemExit("compare.sh finished before both servers answered")
         time.sleep(0.5)
     with psycopg.connect(f"postgres://postgres@127.0.0.1:{port.group(1)}/brandmarket", autocommit=True) as conn:
-        columns = [d.name for d in conn.execute("SELECT * FROM tasks_market_task LIMIT 0").description]
-        fresh = {"id": "gen_random_uuid()", "created_at": "now()", "updated_at": "now()"}
-        copied = ", ".join(fresh.get(c, f"t.{c}") for c in columns)  # the table's own column names
-        oldest = "(SELECT * FROM tasks_market_task WHERE status = 'open' ORDER BY created_at LIMIT 1) t"
-        insert = f"INSERT INTO tasks_market_task ({', '.join(columns)}) SELECT {copied} FROM {oldest}"  # noqa: S608
+        insert = insert_statement(conn)
         written, started = 0, time.monotonic()
         while "Every round's rows" not in args.log.read_text():
             conn.execute(insert)

@@ -2,13 +2,15 @@
 latency (wrk) beside the server's own time of each request (gunicorn's access log, `duration_ms`).
 
     .venv/bin/python scripts/testenv.py -- .venv/bin/python -m bench.tail 4x8 4x8:balanced 4x2 4x8:balanced:running=1 \
-        [--rounds 2] [--duration 8]
+        [--rounds 2] [--duration 8] [--writes 20] [--page-counts]
 
 A setting is WORKERSxTHREADS (gunicorn's gthread, config/gunicorn.py's default), then `:balanced` for
 config/gunicorn_workers.py's worker (connections spread, 2 requests of a worker at a time) and `:running=N` for
 its GUNICORN_RUNNING (0: every thread at once). Production settings, seed_demo --scale 4, the rate limit
 lifted for 127.0.0.1 (still counted), wrk 2 threads x 32 connections after a 2 s warm-up, each setting on a
-fresh server, the settings interleaved round after round.
+fresh server, the settings interleaved round after round. `--writes N` inserts N new open tasks a second while wrk
+runs (bench/compare_writes.py's INSERT); `--page-counts` turns the metrics on and adds the kept pages' hits,
+joined reads, misses and moved reads of each round (core.db.pagecache).
 bench/RESULTS.md ("where the tail comes from") has the runs. Not run by `make test`.
 """
 
@@ -21,6 +23,8 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from bench import run as bench
@@ -61,11 +65,47 @@ def wrk(url: str, headers: list[str], seconds: int) -> str:
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout  # noqa: S603
 
 
+class Writer(threading.Thread):
+    """`rate` new open tasks a second into the database until stopped."""
+
+    def __init__(self, rate: float):
+        super().__init__(daemon=True)
+        self.rate, self.written, self.stopped = rate, 0, threading.Event()
+
+    def run(self) -> None:
+        import psycopg
+
+        from bench.compare_writes import insert_statement
+
+        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+            insert, started = insert_statement(conn), time.monotonic()
+            while not self.stopped.is_set():
+                conn.execute(insert)
+                self.written += 1
+                self.stopped.wait(max(0.0, started + self.written / self.rate - time.monotonic()))
+
+
+def page_counts(directory: Path) -> dict[str, float]:
+    """The open list's kept-page results summed over a server's processes (core.ops.metrics.PAGE_CACHE)."""
+    from prometheus_client import CollectorRegistry, multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(directory))
+    counts: dict[str, float] = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name == "page_cache_total" and sample.labels.get("list") == "tasks.open":
+                counts[sample.labels["result"]] = counts.get(sample.labels["result"], 0) + sample.value
+    return counts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("settings", nargs="+")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--duration", type=int, default=8)
+    parser.add_argument("--writes", type=float, default=0, help="new open tasks a second while wrk runs")
+    parser.add_argument("--page-counts", action="store_true", help="count the kept pages' hits and misses")
     args = parser.parse_args()
 
     env = {**os.environ, **bench.django_env("config.settings.production"), "JWT_ACCESS_MINUTES": "120"}
@@ -89,8 +129,9 @@ def main() -> int:
     connections.close_all()
     headers = ["-H", "X-Forwarded-Proto: https", "-H", f"Authorization: Bearer {token}"]
     workdir = Path(tempfile.mkdtemp(prefix="bench-tail-"))
-    print("| setting | round | requests/s | client p50 | client p99 | p99 / p50 | server p50 | server p99 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    counted = " hits / joined / misses / moved |" if args.page_counts else ""
+    print(f"| setting | round | requests/s | client p50 | client p99 | p99 / p50 | server p50 | server p99 |{counted}")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if counted else ""))
     for round_number in range(1, args.rounds + 1):
         for setting in args.settings:
             extra_env = setting_env(setting)
@@ -102,6 +143,10 @@ def main() -> int:
                 "GUNICORN_ACCESS_LOG": "1",
                 "LOG_LEVEL": "INFO",
             }
+            metrics_dir = workdir / f"metrics-{setting.replace(':', '_')}-{round_number}"
+            if args.page_counts:
+                metrics_dir.mkdir()
+                server_env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
             command = bench.server_command("gunicorn", "")
             log = workdir / f"{setting.replace(':', '_')}-{round_number}.log"
             with log.open("w") as out:
@@ -109,12 +154,20 @@ def main() -> int:
                     command, env=server_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
                 )
             base = f"http://127.0.0.1:{port}"
+            writer = Writer(args.writes) if args.writes else None
             try:
                 bench.wait_for(base + "/health?probe=live")
+                if writer:
+                    writer.start()
                 wrk(base + PATH, headers, 2)  # warm-up
                 skip = sum(1 for _ in log.open())
+                before = page_counts(metrics_dir) if args.page_counts else {}
                 output = wrk(base + PATH, headers, args.duration)
+                after = page_counts(metrics_dir) if args.page_counts else {}
             finally:
+                if writer:
+                    writer.stopped.set()
+                    writer.join(10)
                 os.killpg(server.pid, signal.SIGTERM)
                 server.wait(30)
             client = bench.parse_wrk(output)
@@ -122,7 +175,12 @@ def main() -> int:
             server_p50, server_p99 = percentile(times, 0.5), percentile(times, 0.99)
             print(
                 f"| {setting} | {round_number} | {client['rps']:.0f} | {client['p50']:.1f} ms | {client['p99']:.1f} ms "
-                f"| {client['p99'] / client['p50']:.1f} | {server_p50:.1f} ms | {server_p99:.1f} ms |",
+                f"| {client['p99'] / client['p50']:.1f} | {server_p50:.1f} ms | {server_p99:.1f} ms |"
+                + (
+                    " / ".join(f"{after.get(r, 0) - before.get(r, 0):.0f}" for r in ("hit", "joined", "miss", "moved")) + " |"
+                    if args.page_counts
+                    else ""
+                ),
                 flush=True,
             )
     return 0

@@ -12,6 +12,12 @@ and on every node, whoever made it (a service, the admin, `QuerySet.update`, bul
   age out of a small LRU;
 - on a miss it reads the page, then the stamp again, and keeps the page only if the stamp did not move
   between the two reads (the page then shows exactly that state);
+- one thread of a process reads a missed page and renders a missed body; the others that want the same one
+  meanwhile wait for it (at most `JOIN_SECONDS`) instead of reading it too. Under writes every stamp is a miss
+  in every process, and threads that each read and render the same page were a quarter of the open list's
+  requests at 20 writes a second (bench/RESULTS.md). A waiter whose page was not kept (moved, too big, an
+  error) reads the stamp again and looks once more (a later state is still one its request saw begin), then
+  reads its own;
 - inside a transaction nothing is kept or served: it may see its own uncommitted writes under a stamp that
   a rollback frees for other rows.
 
@@ -30,28 +36,42 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from core.db import counters
+from core.http.fairness import released
 from core.ops import metrics
+
+# How long a thread waits for another's read of the same page before it reads its own: longer than a page's
+# read and render on a loaded host, short enough that a stuck read costs the waiters little.
+JOIN_SECONDS = 0.5
 
 
 class Entry:
     """One page (whatever the list's `read()` returned) and its rendered bodies, one per variant (what the
     body depends on beyond the page, e.g. which rows are the viewer's)."""
 
-    __slots__ = ("_bodies", "_pages", "kept", "page", "weight")
+    __slots__ = ("_bodies", "_pages", "_rendering", "kept", "page", "weight")
 
     def __init__(self, page: Any, pages: StampedPages | None = None, kept: tuple | None = None):
         self.page = page
         self._bodies: dict[Hashable, bytes] = {}
         self._pages = pages  # None: not kept, nothing stored
+        self._rendering = threading.Lock() if pages is not None else None
         self.kept = kept
         self.weight = 0  # bytes charged to the pages' budget
 
     def body(self, variant: Hashable, render: Callable[[], bytes]) -> bytes:
         body = self._bodies.get(variant)
-        if body is None:
-            body = render()
-            if self._pages is not None and self._pages._admit(self, len(body)):
-                self._bodies[variant] = body  # a plain dict store: atomic, and a race only renders twice
+        if body is not None:
+            return body
+        if self._rendering is None:
+            return render()
+        # One render of a kept page's body: the threads that want it meanwhile wait for it. `render` builds
+        # bytes from the page in memory (no query, no I/O), and the lock is taken before the pages' own.
+        with self._rendering:
+            body = self._bodies.get(variant)
+            if body is None:
+                body = render()
+                if self._pages is not None and self._pages._admit(self, len(body)):
+                    self._bodies[variant] = body
         return body
 
 
@@ -68,6 +88,7 @@ class StampedPages:
         self._entries: OrderedDict[tuple, Entry] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._reading: dict[tuple, threading.Event] = {}  # pages being read, by the thread that reads them
 
     def page(self, key: Hashable, read: Callable[[], Any], *, using: str = DEFAULT_DB_ALIAS) -> Entry:
         """The page `key` (everything the page depends on but the stamp) of the current state: kept, or
@@ -77,13 +98,37 @@ class StampedPages:
             return Entry(read())
         stamp = counters.stamp_of(self.counter)
         kept = (stamp, key)
-        with self._lock:
-            entry = self._entries.get(kept)
+        for waited in (False, True):  # a waiter whose page was not kept looks once more, then reads its own
+            with self._lock:
+                entry = self._entries.get(kept)
+                if entry is not None:
+                    self._entries.move_to_end(kept)
+                elif (reading := self._reading.get(kept)) is None:  # this thread reads it
+                    self._reading[kept] = reading = threading.Event()
+                    break
             if entry is not None:
-                self._entries.move_to_end(kept)
-        if entry is not None:
-            self._count("hit")
-            return entry
+                self._count("joined" if waited else "hit")
+                return entry
+            with released():  # another thread reads it: wait, giving a worker's turn away
+                reading.wait(JOIN_SECONDS)
+            with self._lock:
+                entry = self._entries.get(kept)
+            if entry is not None:
+                self._count("joined")
+                return entry
+            if not waited:  # not kept (written meanwhile, or the read failed or is slow): the state now
+                stamp = counters.stamp_of(self.counter)
+                kept = (stamp, key)
+        else:
+            return self._read(stamp, kept, read)
+        try:
+            return self._read(stamp, kept, read)
+        finally:
+            with self._lock:
+                del self._reading[kept]
+            reading.set()
+
+    def _read(self, stamp, kept: tuple, read: Callable[[], Any]) -> Entry:
         page = read()
         if counters.stamp_of(self.counter) != stamp:
             self._count("moved")  # written meanwhile: served, not kept

@@ -71,8 +71,8 @@ AGENT_DISPATCHES = Counter("agent_dispatches_total", "Agent dispatch attempts, b
 CREDITS_SPENT = Counter("credits_spent_total", "Credits taken for paid work (image generations).")
 PAGE_CACHE = Counter(
     "page_cache_total",
-    "Pages of kept lists (core.db.pagecache), by list and result: hit, miss (read and kept), moved (read, not "
-    "kept: written meanwhile), bypass (in a transaction).",
+    "Pages of kept lists (core.db.pagecache), by list and result: hit, miss (read and kept), joined (waited for "
+    "another thread's read of it), moved (read, not kept: written meanwhile), bypass (in a transaction).",
     ["list", "result"],
 )
 

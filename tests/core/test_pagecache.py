@@ -3,9 +3,14 @@ tests/tasks_market/test_open_list_pages.py)."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from django.db import connections
 
 from core.db.pagecache import StampedPages
+from core.models import Counter
 
 pytestmark = pytest.mark.django_db(transaction=True)  # inside a transaction nothing is kept
 
@@ -70,3 +75,80 @@ def test_at_most_size_pages():
         pages.page(key, reads)
 
     assert reads.count == 4  # "a" was pushed out by "c"
+
+
+def _together(count: int, work) -> list:
+    """`work()` on `count` threads released together; what each returned (or raised)."""
+    start, results = threading.Barrier(count), [None] * count
+
+    def run(number: int) -> None:
+        start.wait()
+        try:
+            results[number] = work()
+        except Exception as exc:
+            results[number] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+class SlowReads(Reads):
+    def __call__(self):
+        time.sleep(0.2)  # long enough that the threads released with the first arrive while it reads
+        return super().__call__()
+
+
+def test_threads_that_miss_the_same_page_together_read_and_render_it_once():
+    pages, reads, renders = StampedPages("test.pages"), SlowReads(), []
+
+    def render():
+        time.sleep(0.05)
+        renders.append(1)
+        return b"rendered"
+
+    bodies = _together(8, lambda: pages.page("k", reads).body("v", render))
+
+    assert bodies == [b"rendered"] * 8
+    assert reads.count == 1 and len(renders) == 1
+
+
+def test_threads_waiting_for_a_page_that_moved_while_it_was_read_read_their_own():
+    """The first read saw a write land meanwhile (its page is served, not kept): the waiters do not serve
+    a page of a state they did not see, they read the state after the write, once."""
+    pages, reads = StampedPages("test.pages"), SlowReads()
+    first = threading.Lock()
+
+    def read():
+        page = reads()
+        if first.acquire(blocking=False):  # the first read: a write of the counted rows lands meanwhile
+            Counter.objects.create(name="test.pages", shard=0, value=1, version=7)
+        return page
+
+    pages_served = _together(4, lambda: pages.page("k", read).page)
+
+    # The first thread's page, then one read of the state after the write, which the other waiters join.
+    assert sorted(pages_served) == ["page 1", "page 2", "page 2", "page 2"] and reads.count == 2
+
+
+def test_a_read_that_fails_leaves_its_waiters_to_read_their_own():
+    pages, reads = StampedPages("test.pages"), SlowReads()
+    first = threading.Lock()
+
+    def read():
+        page = reads()
+        if first.acquire(blocking=False):
+            raise ConnectionError("the database went away")
+        return page
+
+    results = _together(4, lambda: pages.page("k", read).page)
+
+    assert sum(isinstance(result, ConnectionError) for result in results) == 1
+    assert all(result == "page 2" for result in results if not isinstance(result, ConnectionError))
+    assert reads.count == 2  # the failed read, then one of the waiters' (the others joined it)
+    assert pages.page("k", reads).page == "page 2" and reads.count == 2  # kept; nothing left waiting
