@@ -38,7 +38,7 @@ def delivery_list(*, subscription: WebhookSubscription, status: str | None = Non
     return deliveries.filter(status=status) if status else deliveries
 
 
-def delivery_total(*, subscription: WebhookSubscription) -> int:
-    """The count of `delivery_list(subscription=...)` without a status, kept
-    (`deliveries.subscription.<subscription>`, docs/decisions.md#lists)."""
-    return counters.count_of(subscription_deliveries(subscription.pk))
+def delivery_total(*, subscription: WebhookSubscription, status: str | None = None) -> int:
+    """The count of `delivery_list(subscription=..., status=...)`, kept per status
+    (`deliveries.subscription.<subscription>.<status>`, docs/decisions.md#lists)."""
+    return counters.sum_of(subscription_deliveries(subscription.pk, status))

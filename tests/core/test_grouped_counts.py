@@ -40,7 +40,7 @@ FAMILIES = {  # each family: its rows, and the fields of its key
     USER_API_KEYS: (lambda: ApiKey.objects.filter(revoked_at__isnull=True), ("user_id",)),
     OWNER_EARNINGS: (Earning.objects.all, ("owner_id",)),
     OWNER_PAYOUTS: (Payout.objects.all, ("owner_id",)),
-    SUBSCRIPTION_DELIVERIES: (WebhookDelivery.objects.all, ("subscription_id",)),
+    SUBSCRIPTION_DELIVERIES: (WebhookDelivery.objects.all, ("subscription_id", "status")),
 }
 
 
@@ -296,8 +296,12 @@ def test_the_reconciliation_covers_the_sellers_and_the_subscriptions_counts(alic
         earning(alice)
         payout(alice)
         delivery(subscription)
-    key = counters.key_name(family, subscription.pk if family == SUBSCRIPTION_DELIVERIES else alice.pk)
-    gone = counters.key_name(family, bob.pk)  # no row of bob's: a key to remove
+    key = (
+        counters.key_name(family, subscription.pk, WebhookDeliveryStatus.PENDING)
+        if family == SUBSCRIPTION_DELIVERIES
+        else counters.key_name(family, alice.pk)
+    )
+    gone = counters.key_name(family, bob.pk)  # no row of bob's (for deliveries, a key of 0005's shape): removed
     Counter.objects.filter(name=key).delete()  # kept 7, in one shard
     Counter.objects.create(name=key, shard=5, value=7)
     Counter.objects.create(name=gone, shard=1, value=3)
@@ -369,3 +373,49 @@ FROZEN = [  # (migration, its families: (its name for the family's SQL, family, 
         [(None, SUBSCRIPTION_DELIVERIES, "webhooks_app_webhookdelivery", ("subscription_id",))],
     ),
 ]
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "sqlite"])
+def test_the_deliveries_count_per_status_replaces_the_count_of_every_status(vendor):
+    """webhooks_app 0006 forgets 0005's keys, then installs what `install_sql` generates per status; going
+    back uninstalls that and replays 0005."""
+    migration = importlib.import_module("webhooks_app.migrations.0006_delivery_counts_by_status")
+    up, down = counters.install_sql(
+        vendor,
+        name=SUBSCRIPTION_DELIVERIES,
+        table="webhooks_app_webhookdelivery",
+        condition="true",
+        key=("subscription_id", "status"),
+        versions=False,
+    )
+    assert (migration.INSTALL[vendor], migration.UNINSTALL[vendor]) == (up, down)
+    assert down[-1] == migration.FORGET_OLD_KEYS  # the family's every key
+
+
+def test_the_deliveries_migration_goes_back_and_forth_with_the_counts_true(alice):
+    """0006 back to 0005 (one key per subscription) and forward again (one per status), on this database, with
+    deliveries of two statuses in place: each time the kept keys are the rows' counts."""
+    from django.db import connection
+
+    subscription = WebhookSubscriptionFactory(owner=alice)
+    deliveries = [delivery(subscription) for _ in range(3)]
+    WebhookDelivery.objects.filter(pk=deliveries[0].pk).update(status=WebhookDeliveryStatus.SUCCEEDED)
+    migration = importlib.import_module("webhooks_app.migrations.0006_delivery_counts_by_status")
+    with connection.schema_editor() as editor:
+        migration.backwards(None, editor)
+    assert _kept(SUBSCRIPTION_DELIVERIES) == {counters.key_name(SUBSCRIPTION_DELIVERIES, subscription.pk): 3}
+    delivery(subscription)  # counted by 0005's triggers
+    assert _kept(SUBSCRIPTION_DELIVERIES) == {counters.key_name(SUBSCRIPTION_DELIVERIES, subscription.pk): 4}
+
+    with connection.schema_editor() as editor:
+        migration.forwards(None, editor)
+    assert (
+        _kept(SUBSCRIPTION_DELIVERIES)
+        == _counted(SUBSCRIPTION_DELIVERIES)
+        == {
+            counters.key_name(SUBSCRIPTION_DELIVERIES, subscription.pk, "pending"): 3,
+            counters.key_name(SUBSCRIPTION_DELIVERIES, subscription.pk, "succeeded"): 1,
+        }
+    )
+    WebhookDelivery.objects.filter(subscription=subscription).update(status=WebhookDeliveryStatus.FAILED)
+    assert _kept(SUBSCRIPTION_DELIVERIES) == {counters.key_name(SUBSCRIPTION_DELIVERIES, subscription.pk, "failed"): 4}

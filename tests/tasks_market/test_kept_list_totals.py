@@ -108,6 +108,16 @@ LISTS = [
         "webhooks_app_webhookdelivery",
         lambda alice, task: WebhookDelivery.objects.filter(subscription=_subscription(alice)),
     ),
+    *(
+        (
+            f"/api/v1/webhooks/subscriptions/{{subscription}}/deliveries?limit=1&status={status}",
+            "webhooks_app_webhookdelivery",
+            lambda alice, task, status=status: WebhookDelivery.objects.filter(
+                subscription=_subscription(alice), status=status
+            ),
+        )
+        for status in (WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.FAILED)
+    ),
 ]
 
 
@@ -157,14 +167,20 @@ def test_a_bidder_sees_the_count_of_their_own_bids(alice, bob):
     assert len(body["items"]) == 1
 
 
-def test_a_subscriptions_deliveries_of_one_status_are_counted(alice_api, alice):
-    """A `status` narrows the deliveries below their kept key: that total is a COUNT, and true."""
+def test_a_subscriptions_deliveries_of_each_status_are_kept_too(alice_api, alice):
+    """A `status` reads that status's key; none the sum of them. `status` is the filter's only field, so
+    no filter narrows the deliveries below a kept key."""
+    from webhooks_app.filters import DeliveryFilter
+
     subscription = WebhookSubscriptionFactory(owner=alice)
     deliveries = [delivery(subscription) for _ in range(3)]
     WebhookDelivery.objects.filter(pk=deliveries[0].pk).update(status=WebhookDeliveryStatus.SUCCEEDED)
     url = f"/api/v1/webhooks/subscriptions/{subscription.pk}/deliveries"
 
-    totals = {status: alice_api.get(f"{url}?status={status}").json()["total"] for status in ("pending", "succeeded")}
+    with CaptureQueriesContext(connection) as queries:
+        totals = {status: alice_api.get(f"{url}?status={status}").json()["total"] for status in WebhookDeliveryStatus}
 
-    assert totals == {"pending": 2, "succeeded": 1}
+    assert totals == {"pending": 2, "sending": 0, "succeeded": 1, "failed": 0}
     assert alice_api.get(url).json()["total"] == 3
+    assert not [q for q in queries if "COUNT(" in q["sql"].upper() and "webhooks_app_webhookdelivery" in q["sql"]]
+    assert list(DeliveryFilter.base_filters) == ["status"]

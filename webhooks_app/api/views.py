@@ -214,13 +214,12 @@ class SubscriptionDeliveriesView(ApiView):
         subscription = selectors.subscription_get(owner=request.user, subscription_id=subscription_id)
         params = self.query(PageQuery, DeliveryFilter)
         deliveries = filtered(DeliveryFilter, selectors.delivery_list(subscription=subscription), params)
-        # Kept when no filter narrows the rows below the subscription's (docs/decisions.md#lists); else a COUNT.
-        narrowed = any(name in params for name in DeliveryFilter.base_filters)
+        # Kept per status (docs/decisions.md#lists): `status` is the filter's only field.
         rows, total, has_more, next_cursor = keyset_page(
             deliveries,
             limit=params["limit"],
             offset=params["offset"],
             cursor=params.get("cursor"),
-            total=None if narrowed else selectors.delivery_total(subscription=subscription),
+            total=selectors.delivery_total(subscription=subscription, status=params.get("status")),
         )
         return Response(render_page(WebhookDeliverySerializer, rows, total, has_more, next_cursor=next_cursor))
