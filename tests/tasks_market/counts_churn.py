@@ -154,21 +154,27 @@ def _kept_pages_follow_writes(poster) -> bool:
 
 
 def _grouped_after_moves(poster) -> dict:
-    """After the churn, a task with bids moved to another poster, a task and a bid deleted: the grouped counts'
-    drift per family (core.db.counters.register_grouped) and whether the poster's list totals (scope=mine, with
-    and without a status) are their COUNTs."""
+    """After the churn, a task with bids moved to another poster, a task and a bid deleted, then every kind of
+    write of the grouped counts' own tests (tests/core/test_grouped_counts.py) but PostgreSQL's bulk SQL, each
+    on tasks of its own: the drift of every grouped family (core.db.counters.register_grouped) and whether the
+    poster's list totals (scope=mine, with and without a status) are their COUNTs."""
     from accounts.models import User
     from core.db import counters
-    from tasks_market.counters import OWNER_AGENTS, POSTER_TASKS, TASK_BIDS
     from tasks_market.models import Task, TaskStatus
     from tasks_market.selectors.task_list import tasks_page
-    from tests.tasks_market.factories import BidFactory
+    from tests.core import test_grouped_counts as grouped
+    from tests.tasks_market.factories import BidFactory, TaskFactory
 
     other = User.objects.create_user(email="other@example.com", password="x-Very-long-pass-1")
     moved = Task.objects.filter(poster=poster).exclude(bids=None).first()
     Task.objects.filter(pk=moved.pk).update(poster=other)
     Task.objects.filter(poster=poster, status=TaskStatus.CANCELLED).first().delete()  # a paid one is kept
     BidFactory(task=Task.objects.filter(poster=poster, status=TaskStatus.OPEN).first()).delete()
+    for write in grouped.WRITES:
+        if write is not grouped._bulk_sql:  # PostgreSQL's SQL (gen_random_uuid)
+            tasks = [TaskFactory(poster=poster) for _ in range(3)]
+            BidFactory(task=tasks[0])
+            write(poster, other, tasks)
     report = counters.counters_reconcile(fix=False)
     totals = {
         status: tasks_page(poster, "mine", status, None, limit=5, offset=0).total
@@ -176,7 +182,7 @@ def _grouped_after_moves(poster) -> dict:
         for status in (None, TaskStatus.OPEN, TaskStatus.COMPLETED)
     }
     return {
-        "drift": {family: report[family]["drift"] for family in (POSTER_TASKS, TASK_BIDS, OWNER_AGENTS)},
+        "drift": {family: report[family]["drift"] for family in sorted(counters.registered_grouped())},
         "totals": totals,
     }
 
