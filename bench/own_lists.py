@@ -1,24 +1,27 @@
 """One caller's lists at size, in process (docs/decisions.md#lists): requests/s, p50 and p99 of each list of
-one caller whose `total` is a grouped kept count (core.db.counters), at about 100 rows and then at size:
+one caller whose `total` is a grouped kept count (core.db.counters), for a caller with 100 rows in it and for
+another with the list at size, in the same database:
 
 - `tasks`: `GET /api/v1/tasks?scope=mine&status=open`, a poster's open tasks (100, then `--tasks`);
 - `bids`: `GET /api/v1/tasks/{id}/bids`, a task's bids as its poster (100, then `--bids`);
 - `earnings`, `payouts`: `GET /api/v1/payouts/earnings` and `GET /api/v1/payouts`, a seller's;
-- `deliveries`: `GET /api/v1/webhooks/subscriptions/{id}/deliveries`, one subscription's (no status);
+- `deliveries`: `GET /api/v1/webhooks/subscriptions/{id}/deliveries?status=succeeded`, one subscription's;
 - `apikeys`: `GET /api/v1/auth/api-keys`, a user's usable API keys;
 - `agents`: `GET /api/v1/agents`, a user's agents (each 100, then `--rows`).
 
 The target is at least 0.8 of the 100-row requests/s at size.
 
     .venv/bin/python scripts/testenv.py -- .venv/bin/python -m bench.own_lists --tasks 1000000 --bids 1000000 \
-        --rows 1000000 [--lists tasks,bids,earnings,payouts,deliveries,apikeys,agents] [--requests 400]
+        --rows 1000000 [--lists tasks,bids,earnings,payouts,deliveries,apikeys,agents] [--requests 400] [--rounds 5]
 
-Migrates a fresh PostgreSQL database, makes one row of each list with the tests' factories or the services,
-adds the others in bulk SQL (the open tasks as bench.search loads them, the rest copies of that row with
-bench.run.clone_rows: the statement triggers keep the counts), VACUUM ANALYZE, then sends `--requests`
-requests one after another through the Django test client (the whole stack: middleware, JWT, the view, the
-rendering). Every answered `total` must equal the rows loaded (the exit status is not 0 otherwise). For
-comparison it also times the COUNT(*) each total cost before. Prints a Markdown table; not run by `make test`.
+Migrates a fresh PostgreSQL database, makes one row of each list for each of the two callers with the tests'
+factories or the services, adds the others in bulk SQL (the open tasks as bench.search loads them, the rest
+copies of that row with bench.run.clone_rows: the statement triggers keep the counts), VACUUM ANALYZE, then
+sends `--requests` requests to each caller's list one after another through the Django test client (the
+whole stack: middleware, JWT, the view, the rendering), in `--rounds` rounds that alternate the two callers,
+so that a change in the machine's load meanwhile weighs on both alike. Every answered `total` must equal the
+rows loaded (the exit status is not 0 otherwise). For comparison it also times the COUNT(*) each total cost
+before. Prints a Markdown table; not run by `make test`.
 """
 
 from __future__ import annotations
@@ -37,10 +40,8 @@ from bench.run import clone_rows, create_database
 from bench.search import LOAD
 
 
-def measure(client, url: str, requests: int) -> dict[str, float]:
-    """`requests` GETs one after another (after 10 unmeasured): requests/s, p50 and p99 in ms, the total."""
-    for _ in range(10):
-        client.get(url)
+def measure(client, url: str, requests: int) -> tuple[list[float], float, int]:
+    """`requests` GETs one after another: each one's time in ms, the time of them all in s, the last total."""
     times, total = [], None
     began = time.perf_counter()
     for _ in range(requests):
@@ -50,13 +51,15 @@ def measure(client, url: str, requests: int) -> dict[str, float]:
         if response.status_code != 200:
             raise SystemExit(f"{url}: {response.status_code} {response.content[:300]!r}")
         total = response.json()["total"]
-    elapsed = time.perf_counter() - began
-    times.sort()
+    return times, time.perf_counter() - began, total
+
+
+def summary(times: list[float], elapsed: float) -> dict[str, float]:
+    times = sorted(times)
     return {
-        "rps": requests / elapsed,
+        "rps": len(times) / elapsed,
         "p50": statistics.median(times),
         "p99": times[min(len(times) - 1, int(len(times) * 0.99))],
-        "total": total,
     }
 
 
@@ -101,8 +104,9 @@ def copies(model, template_pk, unique: dict[str, str]) -> Callable[[int, int], N
     return fill
 
 
-def own_lists(names: list[str], caller, args) -> dict[str, OwnList]:
-    """The lists `names`, each with its first row (made with the tests' factories or the services)."""
+def own_lists(names: list[str], caller, args, tag: str) -> dict[str, OwnList]:
+    """The lists `names` of `caller`, each with its first row (made with the tests' factories or the services);
+    `tag` (one letter) tells the callers' unique values apart."""
     from django.utils import timezone
 
     from accounts.models import ApiKey, User
@@ -143,27 +147,34 @@ def own_lists(names: list[str], caller, args) -> dict[str, OwnList]:
             )
         elif name == "earnings":
             earning = Earning.objects.create(
-                owner=caller, source="task:bench", payment_ref="pi_bench", provider="local", currency="usd",
+                owner=caller, source=f"task:bench-{tag}", payment_ref="pi_bench", provider="local", currency="usd",
                 gross=100, fee=10, amount=90, available_after=timezone.now(),
             )  # fmt: skip
             made[name] = OwnList(
                 "`GET /api/v1/payouts/earnings`",
                 "/api/v1/payouts/earnings?limit=20",
                 "payments_earning",
-                copies(Earning, earning.pk, {"source": "'task:bench-' || {m}"}),
+                copies(Earning, earning.pk, {"source": f"'task:bench-{tag}-' || {{m}}"}),
                 Earning.objects.filter(owner=caller),
                 args.rows,
             )
         elif name == "payouts":
-            account = PayoutAccount.objects.create(owner=caller, provider="local", provider_account_id="acct_bench")
+            account = PayoutAccount.objects.create(
+                owner=caller, provider="local", provider_account_id=f"acct_bench_{tag}"
+            )
             payout = Payout.objects.create(
-                owner=caller, account=account, amount=90, currency="usd", idempotency_key="payout:bench", status="paid"
+                owner=caller,
+                account=account,
+                amount=90,
+                currency="usd",
+                idempotency_key=f"payout:bench-{tag}",
+                status="paid",
             )
             made[name] = OwnList(
                 "`GET /api/v1/payouts`",
                 "/api/v1/payouts?limit=20",
                 "payments_payout",
-                copies(Payout, payout.pk, {"idempotency_key": "'payout:bench-' || {m}"}),
+                copies(Payout, payout.pk, {"idempotency_key": f"'payout:bench-{tag}-' || {{m}}"}),
                 Payout.objects.filter(owner=caller),
                 args.rows,
             )
@@ -171,14 +182,14 @@ def own_lists(names: list[str], caller, args) -> dict[str, OwnList]:
             subscription = WebhookSubscriptionFactory(owner=caller)
             event = WebhookEvent.objects.create(owner=caller, type="task.created", body="{}")
             delivery = WebhookDelivery.objects.create(
-                event=event, subscription=subscription, message_id="msg_bench", status="succeeded"
+                event=event, subscription=subscription, message_id=f"msg_bench_{tag}", status="succeeded"
             )
             made[name] = OwnList(
-                "`GET /api/v1/webhooks/subscriptions/{id}/deliveries`",
-                f"/api/v1/webhooks/subscriptions/{subscription.pk}/deliveries?limit=20",
+                "`GET /api/v1/webhooks/subscriptions/{id}/deliveries?status=succeeded`",
+                f"/api/v1/webhooks/subscriptions/{subscription.pk}/deliveries?status=succeeded&limit=20",
                 "webhooks_app_webhookdelivery",
-                copies(WebhookDelivery, delivery.pk, {"message_id": "'msg_bench_' || {m}"}),
-                WebhookDelivery.objects.filter(subscription=subscription),
+                copies(WebhookDelivery, delivery.pk, {"message_id": f"'msg_bench_{tag}_' || {{m}}"}),
+                WebhookDelivery.objects.filter(subscription=subscription, status="succeeded"),
                 args.rows,
             )
         elif name == "apikeys":
@@ -189,13 +200,13 @@ def own_lists(names: list[str], caller, args) -> dict[str, OwnList]:
                 "`GET /api/v1/auth/api-keys`",
                 "/api/v1/auth/api-keys?limit=20",
                 "accounts_apikey",
-                # The prefix is unique: 8 characters from the number (digits only, after a 'z'); the hash too.
+                # The prefix is unique: 8 characters from the number (digits only, after the tag); the hash too.
                 copies(
                     ApiKey,
                     key.pk,
                     {
-                        "prefix": "'z' || lpad({m}::text, 7, '0')",
-                        "key_hash": "encode(sha256(('bench' || {m})::bytea), 'hex')",
+                        "prefix": f"'{tag}' || lpad({{m}}::text, 7, '0')",
+                        "key_hash": f"encode(sha256(('bench{tag}' || {{m}})::bytea), 'hex')",
                     },
                 ),
                 ApiKey.objects.active().filter(user=caller),
@@ -223,7 +234,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1_000_000)
     parser.add_argument("--bids", type=int, default=1_000_000)
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of each other list at size")
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--requests", type=int, default=400, help="to each caller's list")
+    parser.add_argument("--rounds", type=int, default=5, help="the requests split in this many alternations")
     parser.add_argument("--lists", default=",".join(LISTS), help="comma-separated, of: " + ", ".join(LISTS))
     args = parser.parse_args()
     names = [name.strip() for name in args.lists.split(",") if name.strip()]
@@ -231,7 +243,9 @@ def main() -> None:
     if unknown or not names:
         parser.error(f"--lists: {', '.join(unknown) or 'none'} (one or more of {', '.join(LISTS)})")
     if min(args.tasks, args.bids, args.rows) < SMALL:
-        parser.error(f"--tasks, --bids and --rows: at least {SMALL} (the first run is at {SMALL} rows)")
+        parser.error(f"--tasks, --bids and --rows: at least {SMALL} (the first caller has {SMALL} rows)")
+    if not 1 <= args.rounds <= args.requests:
+        parser.error("--rounds: from 1 to --requests")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
     create_database(os.environ["DATABASE_URL"])  # testenv's server, a database of its own
     import django
@@ -247,51 +261,59 @@ def main() -> None:
     setup_test_environment()  # the test client's host is allowed
 
     call_command("migrate", verbosity=0)
-    caller = User.objects.create_user(email="bench-own@example.com", password="x-Very-long-pass-1")
     RateLimitOverride.objects.create(network="127.0.0.1", rule="*", limit=10**9, reason="bench")
-    lists = own_lists(names, caller, args)
-    client = client_with_token(jwt_for(caller))  # over HTTPS, as the API requires
+    callers = {}
+    for size, tag in (("small", "y"), ("large", "z")):
+        caller = User.objects.create_user(email=f"bench-own-{size}@example.com", password="x-Very-long-pass-1")
+        callers[size] = (own_lists(names, caller, args, tag), client_with_token(jwt_for(caller)))  # over HTTPS
 
-    def load(counts: dict[str, tuple[int, int]]) -> None:
-        """Adds, to each list, rows numbered from `start + 1` to `start + count` (`counts[name]`)."""
-        for name, own in lists.items():
-            own.fill(*counts[name])
-        with connection.cursor() as cursor:
-            for table in {own.table for own in lists.values()} | {"core_counter"}:
-                cursor.execute(f'VACUUM ANALYZE "{table}"')
-
-    def measured(size: str) -> dict[str, dict[str, float]]:
-        results = {}
-        for name, own in lists.items():
-            result = measure(client, own.url, args.requests)
-            loaded = SMALL if size == "small" else own.size
-            if result["total"] != loaded:
-                raise SystemExit(f"{own.url}: total {result['total']:,}, {loaded:,} rows loaded")
-            results[name] = result
-        return results
-
-    # The first row of each list is there: up to 100, then the rest up to its size.
-    load({name: (0, SMALL - own.first) for name, own in lists.items()})
-    small = measured("small")
+    # The first row of each list is there: the small caller's up to 100, the large one's up to its size.
     started = time.monotonic()
-    load({name: (SMALL - own.first, own.size - SMALL) for name, own in lists.items()})
-    loaded = ", ".join(f"{own.size:,} {name}" for name, own in lists.items())
+    for size, (lists, _client) in callers.items():
+        for own in lists.values():
+            own.fill(0, (SMALL if size == "small" else own.size) - own.first)
+    with connection.cursor() as cursor:
+        for table in {own.table for own in callers["large"][0].values()} | {"core_counter"}:
+            cursor.execute(f'VACUUM ANALYZE "{table}"')
+    loaded = ", ".join(f"{own.size:,} {name}" for name, own in callers["large"][0].items())
     print(f"loaded {loaded} in {time.monotonic() - started:.0f} s")
-    large = measured("large")
-    counted = {name: timed_count(own.rows) for name, own in lists.items()}
+
+    times = {(name, size): ([], 0.0) for name in names for size in callers}
+    ratios: dict[str, list[float]] = {name: [] for name in names}
+    for lists, client in callers.values():  # warm-up, unmeasured
+        for own in lists.values():
+            measure(client, own.url, 10)
+    for round_number in range(args.rounds):
+        share = args.requests // args.rounds + (round_number < args.requests % args.rounds)
+        for name in names:
+            rps = {}
+            for size, (lists, client) in callers.items():
+                taken, elapsed, total = measure(client, lists[name].url, share)
+                loaded = SMALL if size == "small" else lists[name].size
+                if total != loaded:
+                    raise SystemExit(f"{lists[name].url}: total {total:,}, {loaded:,} rows loaded")
+                kept, spent = times[name, size]
+                times[name, size] = (kept + taken, spent + elapsed)
+                rps[size] = share / elapsed
+            ratios[name].append(rps["large"] / rps["small"])
+    counted = {name: timed_count(own.rows) for name, own in callers["large"][0].items()}
 
     rows = [
-        f"| list ({args.requests} requests each, one after another) | rows | requests/s | p50 | p99 "
-        "| at size / at 100 | COUNT(*) it no longer runs |",
+        f"| list ({args.requests} requests each, one after another, {args.rounds} rounds) | rows | requests/s | p50 "
+        "| p99 | at size / at 100 (rounds) | COUNT(*) it no longer runs |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, own in lists.items():
-        for size, result in (("small", small[name]), ("large", large[name])):
-            ratio = f"{large[name]['rps'] / small[name]['rps']:.2f}" if size == "large" else ""
-            cost = f"{counted[name]:.0f} ms" if size == "large" else ""
+    for name in names:
+        for size, (lists, _client) in callers.items():
+            result = summary(*times[name, size])
+            ratio, cost = "", ""
+            if size == "large":
+                overall = result["rps"] / summary(*times[name, "small"])["rps"]
+                ratio = f"{overall:.2f} ({min(ratios[name]):.2f}-{max(ratios[name]):.2f})"
+                cost = f"{counted[name]:.0f} ms"
             rows.append(
-                f"| {own.label} | {result['total']:,} | {result['rps']:.0f} | {result['p50']:.1f} ms "
-                f"| {result['p99']:.1f} ms | {ratio} | {cost} |"
+                f"| {lists[name].label} | {SMALL if size == 'small' else lists[name].size:,} | {result['rps']:.0f} "
+                f"| {result['p50']:.1f} ms | {result['p99']:.1f} ms | {ratio} | {cost} |"
             )
     print("\n".join(rows))
 
