@@ -5,10 +5,12 @@ latency (wrk) beside the server's own time of each request (gunicorn's access lo
         [--rounds 2] [--duration 8] [--writes 20] [--page-counts]
 
 A setting is WORKERSxTHREADS (gunicorn's gthread, config/gunicorn.py's default), then `:balanced` for
-config/gunicorn_workers.py's worker (connections spread, 2 requests of a worker at a time) and `:running=N` for
-its GUNICORN_RUNNING (0: every thread at once). Production settings, seed_demo --scale 4, the rate limit
-lifted for 127.0.0.1 (still counted), wrk 2 threads x 32 connections after a 2 s warm-up, each setting on a
-fresh server, the settings interleaved round after round. `--writes N` inserts N new open tasks a second while wrk
+config/gunicorn_workers.py's worker (connections spread, 2 requests of a worker at a time), `:running=N` for
+its GUNICORN_RUNNING (0: every thread at once), `:conf=PATH` for another gunicorn configuration file and
+`:env=NAME=VALUE` for the server's environment. Production settings, seed_demo --scale 4, the rate limit
+lifted for 127.0.0.1 (still counted), wrk 2 threads x 32 connections; every setting's server is started once
+and warmed up (`--warmup` seconds of wrk), then the settings are measured in turn, round after round, and the
+medians of the rounds close the table. `--writes N` inserts N new open tasks a second while wrk
 runs (bench/compare_writes.py's INSERT); `--page-counts` turns the metrics on and adds the kept pages' hits,
 joined reads, misses and moved reads of each round (core.db.pagecache).
 bench/RESULTS.md ("where the tail comes from") has the runs. Not run by `make test`.
@@ -21,6 +23,7 @@ import contextlib
 import json
 import os
 import signal
+import statistics
 import subprocess
 import tempfile
 import threading
@@ -41,9 +44,40 @@ def setting_env(setting: str) -> dict[str, str]:
             env["GUNICORN_WORKER_CLASS"] = "config.gunicorn_workers.BalancedThreadWorker"
         elif option.startswith("running="):
             env["GUNICORN_RUNNING"] = option.split("=", 1)[1]
+        elif option.startswith("conf="):  # another gunicorn configuration file, e.g. one that execs ours
+            env["BENCH_TAIL_CONF"] = option.split("=", 1)[1]
+        elif option.startswith("env="):  # NAME=VALUE for the server's environment
+            name, _, value = option.split("=", 1)[1].partition("=")
+            env[name] = value
         else:
             raise SystemExit(f"unknown option {option!r} in {setting!r}")
     return env
+
+
+def start_server(setting: str, env: dict[str, str], workdir: Path, count_pages: bool):
+    """The gunicorn of `setting` on a port of its own, its access log in `workdir`: (process, base URL, log,
+    metrics directory)."""
+    port = bench.free_port()
+    name = setting.replace(":", "_").replace("/", "_")
+    server_env = {
+        **env,
+        **setting_env(setting),
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_ACCESS_LOG": "1",
+        "LOG_LEVEL": "INFO",
+    }
+    metrics_dir = workdir / f"metrics-{name}"
+    if count_pages:
+        metrics_dir.mkdir()
+        server_env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
+    conf = server_env.pop("BENCH_TAIL_CONF", "config/gunicorn.py")
+    command = [bench.PY, "-m", "gunicorn", "-c", conf, "config.wsgi:application"]
+    log = workdir / f"{name}.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(  # noqa: S603
+            command, env=server_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    return process, f"http://127.0.0.1:{port}", log, metrics_dir
 
 
 def server_times(log: Path, skip: int) -> list[float]:
@@ -104,6 +138,7 @@ def main() -> int:
     parser.add_argument("settings", nargs="+")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--duration", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=3, help="seconds of wrk on each server before the rounds")
     parser.add_argument("--writes", type=float, default=0, help="new open tasks a second while wrk runs")
     parser.add_argument("--page-counts", action="store_true", help="count the kept pages' hits and misses")
     args = parser.parse_args()
@@ -132,57 +167,50 @@ def main() -> int:
     counted = " hits / joined / misses / moved |" if args.page_counts else ""
     print(f"| setting | round | requests/s | client p50 | client p99 | p99 / p50 | server p50 | server p99 |{counted}")
     print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if counted else ""))
-    for round_number in range(1, args.rounds + 1):
+    servers = {}  # setting: (process, base URL, log, metrics directory)
+    try:
         for setting in args.settings:
-            extra_env = setting_env(setting)
-            port = bench.free_port()
-            server_env = {
-                **env,
-                **extra_env,
-                "GUNICORN_BIND": f"127.0.0.1:{port}",
-                "GUNICORN_ACCESS_LOG": "1",
-                "LOG_LEVEL": "INFO",
-            }
-            metrics_dir = workdir / f"metrics-{setting.replace(':', '_')}-{round_number}"
-            if args.page_counts:
-                metrics_dir.mkdir()
-                server_env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
-            command = bench.server_command("gunicorn", "")
-            log = workdir / f"{setting.replace(':', '_')}-{round_number}.log"
-            with log.open("w") as out:
-                server = subprocess.Popen(  # noqa: S603
-                    command, env=server_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-                )
-            base = f"http://127.0.0.1:{port}"
-            writer = Writer(args.writes) if args.writes else None
-            try:
-                bench.wait_for(base + "/health?probe=live")
+            servers[setting] = start_server(setting, env, workdir, args.page_counts)
+        for _process, base, _log, _metrics in servers.values():
+            bench.wait_for(base + "/health?probe=live")
+            wrk(base + PATH, headers, args.warmup)
+        rounds: dict[str, list[dict[str, float]]] = {setting: [] for setting in args.settings}
+        for round_number in range(1, args.rounds + 1):
+            for setting, (_process, base, log, metrics_dir) in servers.items():
+                writer = Writer(args.writes) if args.writes else None
                 if writer:
                     writer.start()
-                wrk(base + PATH, headers, 2)  # warm-up
-                skip = sum(1 for _ in log.open())
-                before = page_counts(metrics_dir) if args.page_counts else {}
-                output = wrk(base + PATH, headers, args.duration)
-                after = page_counts(metrics_dir) if args.page_counts else {}
-            finally:
-                if writer:
-                    writer.stopped.set()
-                    writer.join(10)
-                os.killpg(server.pid, signal.SIGTERM)
-                server.wait(30)
-            client = bench.parse_wrk(output)
-            times = server_times(log, skip)
-            server_p50, server_p99 = percentile(times, 0.5), percentile(times, 0.99)
-            print(
-                f"| {setting} | {round_number} | {client['rps']:.0f} | {client['p50']:.1f} ms | {client['p99']:.1f} ms "
-                f"| {client['p99'] / client['p50']:.1f} | {server_p50:.1f} ms | {server_p99:.1f} ms |"
-                + (
-                    " / ".join(f"{after.get(r, 0) - before.get(r, 0):.0f}" for r in ("hit", "joined", "miss", "moved")) + " |"
-                    if args.page_counts
-                    else ""
-                ),
-                flush=True,
-            )
+                try:
+                    skip = sum(1 for _ in log.open())
+                    before = page_counts(metrics_dir) if args.page_counts else {}
+                    output = wrk(base + PATH, headers, args.duration)
+                    after = page_counts(metrics_dir) if args.page_counts else {}
+                finally:
+                    if writer:
+                        writer.stopped.set()
+                        writer.join(10)
+                client = bench.parse_wrk(output)
+                rounds[setting].append(client)
+                times = server_times(log, skip)
+                server_p50, server_p99 = percentile(times, 0.5), percentile(times, 0.99)
+                results = ("hit", "joined", "miss", "moved")
+                counts = " / ".join(f"{after.get(r, 0) - before.get(r, 0):.0f}" for r in results)
+                print(
+                    f"| {setting} | {round_number} | {client['rps']:.0f} | {client['p50']:.1f} ms "
+                    f"| {client['p99']:.1f} ms | {client['p99'] / client['p50']:.1f} | {server_p50:.1f} ms "
+                    f"| {server_p99:.1f} ms |" + (f" {counts} |" if args.page_counts else ""),
+                    flush=True,
+                )
+    finally:
+        for process, *_rest in servers.values():
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+    print("\n| setting | median requests/s | median p50 | median p99 | p99 of each round |")
+    print("|---|---:|---:|---:|---|")
+    for setting, results in rounds.items():
+        median = {key: statistics.median(result[key] for result in results) for key in ("rps", "p50", "p99")}
+        each = ", ".join(f"{result['p99']:.0f}" for result in results)
+        print(f"| {setting} | {median['rps']:.0f} | {median['p50']:.1f} ms | {median['p99']:.1f} ms | {each} ms |")
     return 0
 
 
