@@ -67,8 +67,8 @@ if [ -n "${METRICS_PORT:-}" ]; then
   web_env="env PROMETHEUS_MULTIPROC_DIR=$(printf %q "$VAR_DIR/metrics/web") "
   worker_env="env PROMETHEUS_MULTIPROC_DIR=$(printf %q "$VAR_DIR/metrics/worker") "
 fi
-web_workers=${WEB_CONCURRENCY:-$((2 * $(nproc)))}
-web_threads=${GUNICORN_THREADS:-8}
+web_workers=${WEB_CONCURRENCY:-$(nproc)}
+web_threads=${GUNICORN_THREADS:-16}
 connections=0 children=()
 echo "------------------------------------------------------------------"
 echo "Roles:   $SERVE_ROLES"
