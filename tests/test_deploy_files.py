@@ -73,6 +73,8 @@ def test_app_services_run_serve_sh_with_the_native_nodes_environment():
         assert env["REDIS_URL"].startswith("redis://")  # redbeat and the broker need it
         assert service["depends_on"]["release"]["condition"] == "service_completed_successfully"
     assert SERVICES["release"]["command"] == ["scripts/release.sh"]
+    for name in [*ROLES, "release"]:  # the providers' settings from ./.env, when an operator writes one
+        assert SERVICES[name]["env_file"] == [{"path": ".env", "required": False}], name
     names = [SERVICES[name]["environment"]["CELERY_NODE_NAME"] for name in ROLES if ROLES[name] == "worker"]
     assert len(set(names)) == len(names) == 2
     for command in ("scripts/serve.sh", "scripts/release.sh"):
