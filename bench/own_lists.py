@@ -18,10 +18,10 @@ Migrates a fresh PostgreSQL database, makes one row of each list for each of the
 factories or the services, adds the others in bulk SQL (the open tasks as bench.search loads them, the rest
 copies of that row with bench.run.clone_rows: the statement triggers keep the counts), VACUUM ANALYZE, then
 sends `--requests` requests to each caller's list one after another through the Django test client (the
-whole stack: middleware, JWT, the view, the rendering), in `--rounds` rounds that alternate the two callers,
-so that a change in the machine's load meanwhile weighs on both alike. Every answered `total` must equal the
-rows loaded (the exit status is not 0 otherwise). For comparison it also times the COUNT(*) each total cost
-before. Prints a Markdown table; not run by `make test`.
+whole stack: middleware, JWT, the view, the rendering), in `--rounds` rounds that alternate the two callers
+(and which of them goes first), so that a change in the machine's load meanwhile weighs on both alike. Every
+answered `total` must equal the rows loaded (the exit status is not 0 otherwise). For comparison it also times
+the COUNT(*) each total cost before. Prints a Markdown table; not run by `make test`.
 """
 
 from __future__ import annotations
@@ -285,9 +285,12 @@ def main() -> None:
             measure(client, own.url, 10)
     for round_number in range(args.rounds):
         share = args.requests // args.rounds + (round_number < args.requests % args.rounds)
+        order = list(callers.items())
+        if round_number % 2:  # each caller first in every other round: neither gains from going second
+            order.reverse()
         for name in names:
             rps = {}
-            for size, (lists, client) in callers.items():
+            for size, (lists, client) in order:
                 taken, elapsed, total = measure(client, lists[name].url, share)
                 loaded = SMALL if size == "small" else lists[name].size
                 if total != loaded:
