@@ -378,7 +378,7 @@ FROZEN = [  # (migration, its families: (its name for the family's SQL, family, 
 @pytest.mark.parametrize("vendor", ["postgresql", "sqlite"])
 def test_the_deliveries_count_per_status_replaces_the_count_of_every_status(vendor):
     """webhooks_app 0006 forgets 0005's keys, then installs what `install_sql` generates per status; going
-    back uninstalls that and replays 0005."""
+    back uninstalls that and installs 0005's count again (its SQL frozen in 0006 too)."""
     migration = importlib.import_module("webhooks_app.migrations.0006_delivery_counts_by_status")
     up, down = counters.install_sql(
         vendor,
@@ -390,6 +390,8 @@ def test_the_deliveries_count_per_status_replaces_the_count_of_every_status(vend
     )
     assert (migration.INSTALL[vendor], migration.UNINSTALL[vendor]) == (up, down)
     assert down[-1] == migration.FORGET_OLD_KEYS  # the family's every key
+    every_status = importlib.import_module("webhooks_app.migrations.0005_delivery_counts")
+    assert migration.EVERY_STATUS[vendor] == every_status.FORWARD[vendor]  # going back: 0005's, frozen again
 
 
 def test_the_deliveries_migration_goes_back_and_forth_with_the_counts_true(alice):
