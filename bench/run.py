@@ -113,7 +113,8 @@ def seed_database(env: dict[str, str], scale: int) -> None:
 def server_command(kind: str, bind: str) -> list[str]:
     if kind == "gunicorn":  # what `make serve` runs
         return [PY, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application"]
-    workers = str(2 * (os.cpu_count() or 1))
+    # The others as many processes and threads as gunicorn's (config/gunicorn.py: one per core, 16 threads each).
+    workers = os.environ.get("WEB_CONCURRENCY") or str(os.cpu_count() or 1)
     if kind == "gunicorn-sync":
         return [
             PY,
@@ -131,7 +132,7 @@ def server_command(kind: str, bind: str) -> list[str]:
         host, port = bind.rsplit(":", 1)
         return [
             *(str(Path(PY).with_name("granian")), "--interface", "wsgi", "--host", host, "--port", port),
-            *("--workers", workers, "--blocking-threads", os.environ.get("GUNICORN_THREADS", "8")),
+            *("--workers", workers, "--blocking-threads", os.environ.get("GUNICORN_THREADS") or "16"),
             *("--no-ws", "config.wsgi:application"),
         ]
     raise SystemExit(f"unknown server {kind!r}")

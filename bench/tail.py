@@ -70,8 +70,9 @@ def start_server(setting: str, env: dict[str, str], workdir: Path, count_pages: 
     if count_pages:
         metrics_dir.mkdir()
         server_env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
-    conf = server_env.pop("BENCH_TAIL_CONF", "config/gunicorn.py")
-    command = [bench.PY, "-m", "gunicorn", "-c", conf, "config.wsgi:application"]
+    command = bench.server_command("gunicorn", "")  # what `make serve` runs, unless the setting names a config
+    if conf := server_env.pop("BENCH_TAIL_CONF", None):
+        command[command.index("config/gunicorn.py")] = conf
     log = workdir / f"{name}.log"
     with log.open("w") as out:
         process = subprocess.Popen(  # noqa: S603
