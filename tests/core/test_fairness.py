@@ -9,6 +9,7 @@ import time
 import httpx
 import pytest
 
+from core.http import fairness
 from core.http.fairness import FairSlots, released
 from core.http.outbound import DeadlineTransport
 
@@ -154,3 +155,62 @@ def test_the_outbound_transport_gives_the_slot_back_during_the_call(monkeypatch)
 def test_at_least_one_slot():
     with pytest.raises(ValueError):
         FairSlots(0)
+
+
+def test_a_request_back_from_a_wait_goes_before_those_that_came_after_it():
+    slots = FairSlots(1, stale=5)
+    order: list[str] = []
+    waiting, answered = threading.Event(), threading.Event()
+
+    def waits_on_the_network(environ, start_response):
+        with released():
+            waiting.set()
+            answered.wait(2)  # the provider's answer comes while others are queued
+        order.append("resumed")
+
+    first = threading.Thread(target=slots.wrap(waits_on_the_network), args=({}, None))
+    first.start()
+    waiting.wait(2)
+    holder = slots.acquire()  # the slot it gave away, taken meanwhile
+    later = _queue_behind(slots, 3, order)
+    answered.set()
+    _until(lambda: slots.waiting() == 4)  # the resumed request queued too, at the head
+    slots.release(holder)
+    for thread in [first, *later]:
+        thread.join(5)
+    assert order == ["resumed", 0, 1, 2]
+
+
+def test_a_release_wakes_only_the_one_it_hands_the_slot_to(monkeypatch):
+    """20 queued requests, handed the slot one after the other: each waits once, none is woken by a release
+    that was not for it (which is what a condition's notify_all did, 20 wake-ups a release)."""
+    waits = []
+
+    class CountedGate:
+        def __init__(self):
+            self._lock = threading.Lock()
+
+        def acquire(self, blocking=True, timeout=-1):
+            waits.append(threading.get_ident())
+            return self._lock.acquire(blocking, timeout)
+
+        def release(self):
+            self._lock.release()
+
+    class CountedWaiter(fairness._Waiter):
+        def __init__(self, ticket):
+            super().__init__(ticket)
+            self.gate = CountedGate()
+            self.gate._lock.acquire()
+
+    monkeypatch.setattr(fairness, "_Waiter", CountedWaiter)
+    slots = FairSlots(1, stale=5)
+    first = slots.acquire()
+    order: list[int] = []
+    threads = _queue_behind(slots, 20, order)
+    slots.release(first)
+    for thread in threads:
+        thread.join(5)
+    assert order == list(range(20))
+    assert len(waits) == 20  # one wait each: no wake-up that was not a hand-over
+    assert slots.waiting() == 0
