@@ -1,18 +1,19 @@
 """Where the open list's tail comes from: the server alone, one gunicorn setting after another, the client's
 latency (wrk) beside the server's own time of each request (gunicorn's access log, `duration_ms`).
 
-    .venv/bin/python scripts/testenv.py -- .venv/bin/python -m bench.tail 4x8 4x8:balanced 4x2 4x8:balanced:running=1 \
+    .venv/bin/python scripts/testenv.py -- .venv/bin/python -m bench.tail 2x16 2x16:gthread 2x16:running=2 2x1 \
         [--rounds 2] [--duration 8] [--writes 20] [--page-counts]
 
-A setting is WORKERSxTHREADS (gunicorn's gthread, config/gunicorn.py's default), then `:balanced` for
-config/gunicorn_workers.py's worker (connections spread, 2 requests of a worker at a time), `:running=N` for
-its GUNICORN_RUNNING (0: every thread at once), `:conf=PATH` for another gunicorn configuration file and
-`:env=NAME=VALUE` for the server's environment. Production settings, seed_demo --scale 4, the rate limit
-lifted for 127.0.0.1 (still counted), wrk 2 threads x 32 connections; every setting's server is started once
-and warmed up (`--warmup` seconds of wrk), then the settings are measured in turn, round after round, and the
-medians of the rounds close the table. `--writes N` inserts N new open tasks a second while wrk
-runs (bench/compare_writes.py's INSERT); `--page-counts` turns the metrics on and adds the kept pages' hits,
-joined reads, misses and moved reads of each round (core.db.pagecache).
+A setting is WORKERSxTHREADS (config/gunicorn.py's default worker, config/gunicorn_workers.py: connections spread, a
+worker's requests one at a time in turn), then `:gthread` for gunicorn's own gthread worker, `:running=N` for the
+default worker's GUNICORN_RUNNING (0: every thread at once), `:conf=PATH` for another gunicorn configuration file
+and `:env=NAME=VALUE` for the server's environment (`:env=GUNICORN_ACCESS_LOG=0` leaves the server's own times out).
+`--path` measures another URL. Production settings, seed_demo --scale 4, the rate limit lifted for 127.0.0.1 (still
+counted), wrk 2 threads x 32 connections; every setting's server is started once and warmed up (`--warmup` seconds
+of wrk), then the settings are measured in turn, round after round, and the medians of the rounds close the table;
+CPU per request is the server's process group's (user + system). `--writes N` inserts N new open tasks a second
+while wrk runs (bench/compare_writes.py's INSERT); `--page-counts` turns the metrics on and adds the kept pages'
+hits, joined reads, misses and moved reads of each round (core.db.pagecache).
 bench/RESULTS.md ("where the tail comes from") has the runs. Not run by `make test`.
 """
 
@@ -40,8 +41,8 @@ def setting_env(setting: str) -> dict[str, str]:
     workers, threads = shape.split("x")
     env = {"WEB_CONCURRENCY": workers, "GUNICORN_THREADS": threads}
     for option in options:
-        if option == "balanced":
-            env["GUNICORN_WORKER_CLASS"] = "config.gunicorn_workers.BalancedThreadWorker"
+        if option == "gthread":
+            env["GUNICORN_WORKER_CLASS"] = "gthread"
         elif option.startswith("running="):
             env["GUNICORN_RUNNING"] = option.split("=", 1)[1]
         elif option.startswith("conf="):  # another gunicorn configuration file, e.g. one that execs ours
@@ -61,9 +62,9 @@ def start_server(setting: str, env: dict[str, str], workdir: Path, count_pages: 
     name = setting.replace(":", "_").replace("/", "_")
     server_env = {
         **env,
+        "GUNICORN_ACCESS_LOG": "1",  # the server's own times; `:env=GUNICORN_ACCESS_LOG=0` measures without
         **setting_env(setting),
         "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_ACCESS_LOG": "1",
         "LOG_LEVEL": "INFO",
     }
     metrics_dir = workdir / f"metrics-{name}"
@@ -142,6 +143,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=3, help="seconds of wrk on each server before the rounds")
     parser.add_argument("--writes", type=float, default=0, help="new open tasks a second while wrk runs")
     parser.add_argument("--page-counts", action="store_true", help="count the kept pages' hits and misses")
+    parser.add_argument("--path", default=PATH, help=f"the URL measured (default {PATH})")
     args = parser.parse_args()
 
     env = {**os.environ, **bench.django_env("config.settings.production"), "JWT_ACCESS_MINUTES": "120"}
@@ -166,31 +168,37 @@ def main() -> int:
     headers = ["-H", "X-Forwarded-Proto: https", "-H", f"Authorization: Bearer {token}"]
     workdir = Path(tempfile.mkdtemp(prefix="bench-tail-"))
     counted = " hits / joined / misses / moved |" if args.page_counts else ""
-    print(f"| setting | round | requests/s | client p50 | client p99 | p99 / p50 | server p50 | server p99 |{counted}")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if counted else ""))
+    print(
+        f"| setting | round | requests/s | client p50 | client p99 | p99 / p50 | server p50 | server p99 "
+        f"| CPU per request |{counted}"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if counted else ""))
     servers = {}  # setting: (process, base URL, log, metrics directory)
     try:
         for setting in args.settings:
             servers[setting] = start_server(setting, env, workdir, args.page_counts)
         for _process, base, _log, _metrics in servers.values():
             bench.wait_for(base + "/health?probe=live")
-            wrk(base + PATH, headers, args.warmup)
+            wrk(base + args.path, headers, args.warmup)
         rounds: dict[str, list[dict[str, float]]] = {setting: [] for setting in args.settings}
         for round_number in range(1, args.rounds + 1):
-            for setting, (_process, base, log, metrics_dir) in servers.items():
+            for setting, (process, base, log, metrics_dir) in servers.items():
                 writer = Writer(args.writes) if args.writes else None
                 if writer:
                     writer.start()
                 try:
                     skip = sum(1 for _ in log.open())
                     before = page_counts(metrics_dir) if args.page_counts else {}
-                    output = wrk(base + PATH, headers, args.duration)
+                    cpu = bench.group_cpu_seconds(process.pid)
+                    output = wrk(base + args.path, headers, args.duration)
+                    cpu = bench.group_cpu_seconds(process.pid) - cpu
                     after = page_counts(metrics_dir) if args.page_counts else {}
                 finally:
                     if writer:
                         writer.stopped.set()
                         writer.join(10)
                 client = bench.parse_wrk(output)
+                client["cpu_ms"] = 1000 * cpu / max(1, client["rps"] * args.duration)
                 rounds[setting].append(client)
                 times = server_times(log, skip)
                 server_p50, server_p99 = percentile(times, 0.5), percentile(times, 0.99)
@@ -199,19 +207,23 @@ def main() -> int:
                 print(
                     f"| {setting} | {round_number} | {client['rps']:.0f} | {client['p50']:.1f} ms "
                     f"| {client['p99']:.1f} ms | {client['p99'] / client['p50']:.1f} | {server_p50:.1f} ms "
-                    f"| {server_p99:.1f} ms |" + (f" {counts} |" if args.page_counts else ""),
+                    f"| {server_p99:.1f} ms | {client['cpu_ms']:.2f} ms |"
+                    + (f" {counts} |" if args.page_counts else ""),
                     flush=True,
                 )
     finally:
         for process, *_rest in servers.values():
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(30)
-    print("\n| setting | median requests/s | median p50 | median p99 | p99 of each round |")
-    print("|---|---:|---:|---:|---|")
+    print("\n| setting | median requests/s | median p50 | median p99 | median CPU per request | p99 of each round |")
+    print("|---|---:|---:|---:|---:|---|")
     for setting, results in rounds.items():
-        median = {key: statistics.median(result[key] for result in results) for key in ("rps", "p50", "p99")}
+        median = {key: statistics.median(r[key] for r in results) for key in ("rps", "p50", "p99", "cpu_ms")}
         each = ", ".join(f"{result['p99']:.0f}" for result in results)
-        print(f"| {setting} | {median['rps']:.0f} | {median['p50']:.1f} ms | {median['p99']:.1f} ms | {each} ms |")
+        print(
+            f"| {setting} | {median['rps']:.0f} | {median['p50']:.1f} ms | {median['p99']:.1f} ms "
+            f"| {median['cpu_ms']:.2f} ms | {each} ms |"
+        )
     return 0
 
 
