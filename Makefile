@@ -27,7 +27,7 @@ info: $(VENV)/.deps-run
 	@env DJANGO_SETTINGS_MODULE=config.settings.local $(if $(filter command line environment,$(origin PORT)),PORT=$(PORT)) \
 		$(PY) manage.py demo_info
 
-## serve: the production shape: gunicorn (gthread, one worker per core), Celery workers and one beat, with
+## serve: the production shape: gunicorn (threaded, one worker per core), Celery workers and one beat, with
 ## config.settings.production on the PostgreSQL and Redis of DATABASE_URL / REDIS_URL (required, with
 ## DJANGO_SECRET_KEY). TLS with TLS_CERT/TLS_KEY or a self-signed certificate in var/; SERVE_BEHIND_PROXY=1
 ## for plain HTTP behind a TLS-terminating proxy listed in TRUSTED_PROXIES. SERVE_ROLES=web,worker,beat

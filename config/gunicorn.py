@@ -4,16 +4,16 @@ Everything can be tuned from the environment:
 
 - GUNICORN_BIND (default `$HOST:$PORT`, i.e. 127.0.0.1:8443)
 - WEB_CONCURRENCY: worker processes (default one per core); GUNICORN_THREADS: threads per worker (default 16);
-  GUNICORN_WORKER_CLASS (default gthread) and, with config.gunicorn_workers.BalancedThreadWorker, GUNICORN_RUNNING:
-  requests of a worker running Python at a time, the others in arrival order (default 2, 0: off)
+  GUNICORN_WORKER_CLASS (default config.gunicorn_workers.BalancedThreadWorker, `gthread` for gunicorn's own) and
+  GUNICORN_RUNNING: requests of a worker running Python at a time, the others in arrival order (default 1, 0: off)
 - TLS_CERT / TLS_KEY: terminate TLS here (as `make serve` does on one machine); without them gunicorn
   speaks plain HTTP and must sit behind a TLS-terminating proxy listed in TRUSTED_PROXIES
 - GUNICORN_ACCESS_LOG: `1` (default) logs one JSON line per request, `0` turns that off
 - METRICS_PORT (with PROMETHEUS_MULTIPROC_DIR, as scripts/serve.sh sets them): the master serves every worker's
   Prometheus metrics on METRICS_HOST:METRICS_PORT, behind METRICS_TOKEN when set (docs/operations.md#metrics-and-traces)
 
-Why one gthread worker per core with 16 threads each: docs/operations.md#worker-model. Each thread keeps its
-own PostgreSQL connection (CONN_MAX_AGE): cores x 16 per host, which PostgreSQL's max_connections (or a
+Why one worker per core with 16 threads each, its requests in turn: docs/operations.md#worker-model. Each thread
+keeps its own PostgreSQL connection (CONN_MAX_AGE): cores x 16 per host, which PostgreSQL's max_connections (or a
 pooler) must allow.
 """
 
@@ -30,9 +30,10 @@ from core.ops.logging import JsonFormatter
 _cores = os.cpu_count() or 1
 
 bind = [os.environ.get("GUNICORN_BIND") or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8443')}"]
-# gunicorn's gthread. GUNICORN_WORKER_CLASS=config.gunicorn_workers.BalancedThreadWorker opts into the variant that
-# spreads connections and runs requests in turn: measured, not the default (docs/operations.md#worker-model).
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS") or "gthread"
+# gunicorn's gthread with the connections spread over the workers and each worker's requests in turn (the open
+# list's p99 0.6 x of plain gthread's at the same requests/s); GUNICORN_WORKER_CLASS=gthread for gunicorn's own
+# (docs/operations.md#worker-model).
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS") or "config.gunicorn_workers.BalancedThreadWorker"
 # One process per core: more processes than cores time-slice each other, and a request whose process is
 # descheduled waits out the others' slices (the open list's p99 doubled at 2 x cores). 16 threads each keep
 # 2 x cores x 8 requests in flight per host, as before, for the calls that wait on a provider.

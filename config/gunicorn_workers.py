@@ -1,7 +1,7 @@
-"""A gthread worker with the connections spread over the workers and each worker's requests running in turn,
-opted into with GUNICORN_WORKER_CLASS=config.gunicorn_workers.BalancedThreadWorker (config/gunicorn.py). Not the
-default: on the server alone it halves the open list's p99 / p50, but side by side with the FastAPI peer the
-difference stayed within the runs' spread and requests/s were a few percent lower (docs/operations.md#worker-model).
+"""A gthread worker with the connections spread over the workers and each worker's requests running in turn:
+`make serve`'s default (config/gunicorn.py; GUNICORN_WORKER_CLASS=gthread for gunicorn's own). On 2 cores it
+served the open list with 0.6 x plain gthread's p99 at the same requests/s, read-only and under writes
+(docs/operations.md#worker-model).
 
 - **Connections spread.** Every worker watches the same listening socket and a new connection goes to
   whichever takes it first; gthread keeps a connection for as long as its client keeps it alive, so a burst
@@ -9,8 +9,9 @@ difference stayed within the runs' spread and requests/s were a few percent lowe
   4 workers one held 26 and two none. A worker that holds as many connections as it has threads stops
   watching the socket for `PAUSE` (10 ms) after each accept, so one with a free thread takes the next first. When
   every worker is full each still accepts one connection per `PAUSE`; nothing is refused.
-- **Requests in turn.** `GUNICORN_RUNNING` (default 2) requests of a worker run Python at a time, the others
-  wait in arrival order (core.http.fairness.FairSlots); 0 turns it off.
+- **Requests in turn.** `GUNICORN_RUNNING` (default 1) requests of a worker run Python at a time, the others
+  wait in arrival order (core.http.fairness.FairSlots); 0 turns it off. One at a time is what the GIL allows
+  anyway; in turn, a request no longer waits for whichever thread the kernel wakes.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class BalancedThreadWorker(ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
-        running = int(os.environ.get("GUNICORN_RUNNING") or 2)
+        running = int(os.environ.get("GUNICORN_RUNNING") or 1)
         if running > 0:
             self.wsgi = FairSlots(running).wrap(self.wsgi)
 

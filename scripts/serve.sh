@@ -2,7 +2,7 @@
 # `make serve`: the production shape of one node. PostgreSQL and Redis come from the environment
 # (DATABASE_URL, REDIS_URL, DJANGO_SECRET_KEY are required), settings are config.settings.production.
 # SERVE_ROLES (web, worker, beat, or a comma list; default all three) says what this node runs: gunicorn
-# (gthread workers, see config/gunicorn.py), a Celery worker, a Celery beat (celery-redbeat: any number of
+# (threaded workers, see config/gunicorn.py), a Celery worker, a Celery beat (celery-redbeat: any number of
 # beat nodes, one schedules at a time; docs/operations.md#beat-failover).
 # The release step (scripts/release.sh: deploy check, migrate, collectstatic) runs first when
 # SERVE_RELEASE=1, or by default when the node runs all three roles (a single host); a web node without

@@ -66,7 +66,7 @@ def gunicorn(
     workers: int,
     threads: int = 2,
     trusted_proxies: str = "127.0.0.1/32",
-    worker_class: str = "gthread",
+    worker_class: str = "",  # config/gunicorn.py's default
 ) -> Iterator[tuple[str, subprocess.Popen, Output]]:
     """`make serve`'s web server (config/gunicorn.py) on production settings, behind a simulated TLS proxy."""
     port = free_port()
