@@ -4,8 +4,8 @@
     scripts/testenv.py -- .venv/bin/python -m pytest
 
 Unless DATABASE_URL / REDIS_URL are already set, this starts each server on a free loopback port in a
-temporary directory, exports the URLs to the command, and removes everything afterwards. The exit status
-is the command's.
+temporary directory, exports the URLs to the command, and removes everything afterwards, also when it is
+stopped with Ctrl-C or SIGTERM (which it passes on to the command first). The exit status is the command's.
 
     scripts/testenv.py --install
 
@@ -360,7 +360,17 @@ def _sqlite_copy(source_path: Path, copy_path: Path) -> None:
         copy.close()
 
 
+class Terminated(Exception):
+    """SIGTERM (a CI timeout, `kill`): raised where the main thread is, so the servers are stopped and their
+    directories removed as after Ctrl-C, where Python's default would leave them running."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGTERM, _terminated)
     if argv[:1] == ["--install"]:
         return install_all()
     if "--" in argv:
@@ -381,6 +391,13 @@ def main(argv: list[str]) -> int:
         except KeyboardInterrupt:
             process.send_signal(signal.SIGINT)
             return process.wait()
+        except Terminated:
+            process.terminate()  # the command stops first, then the servers it used
+            try:
+                return process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                return process.wait()
 
 
 if __name__ == "__main__":

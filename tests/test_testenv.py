@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("testenv", ROOT / "scripts" / "testenv.py")
@@ -87,3 +93,48 @@ def test_two_installers_never_overlap():
     released = float(first_out.split()[-1])
     entered = float(second_out.split()[1])
     assert entered >= released, (released, entered)
+
+
+@pytest.fixture
+def tmp_dir():
+    """A directory of its own for testenv.py's servers, which PostgreSQL's own user can reach (pytest's is
+    private to root)."""
+    path = Path(tempfile.mkdtemp(prefix="testenv-sigterm-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_sigterm_stops_the_command_and_removes_the_servers(tmp_dir):
+    """A CI timeout's SIGTERM used to end testenv.py at once, leaving its PostgreSQL and Redis running (and their
+    directories) for the rest of the machine's life."""
+    tmp_path = tmp_dir
+    probe = (
+        "import os, sys, time; print(os.environ['DATABASE_URL'], os.environ['REDIS_URL'], flush=True); time.sleep(60)"
+    )
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "testenv.py"), "--", sys.executable, "-c", probe],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**_without_urls(), "TMPDIR": str(tmp_path)},
+    )
+    urls = ""
+    while not urls.startswith("postgres"):
+        urls = process.stdout.readline()
+        assert urls or process.poll() is None, "testenv.py ended before its command started"
+    database_url, redis_url = urls.split()
+    server_dirs = sorted(path.name for path in tmp_path.iterdir())
+    assert any(name.startswith("testenv-pg-") for name in server_dirs), server_dirs
+
+    process.terminate()
+    assert process.wait(60) != 0
+
+    assert not any(tmp_path.iterdir()), sorted(path.name for path in tmp_path.iterdir())
+    for url in (database_url, redis_url):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass
+
+
+def _without_urls() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if name not in ("DATABASE_URL", "REDIS_URL")}
