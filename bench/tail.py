@@ -13,7 +13,8 @@ counted), wrk 2 threads x 32 connections; every setting's server is started once
 of wrk), then the settings are measured in turn, round after round, and the medians of the rounds close the table;
 CPU per request is the server's process group's (user + system). `--writes N` inserts N new open tasks a second
 while wrk runs (bench/compare_writes.py's INSERT); `--page-counts` turns the metrics on and adds the kept pages'
-hits, joined reads, misses and moved reads of each round (core.db.pagecache).
+hits, joined reads, misses and moved reads of each round (core.db.pagecache); `--growth N` then adds N open tasks
+in bulk with the servers running (as the peer's `compare.sh --growth`) and measures the rounds again at once.
 bench/RESULTS.md ("where the tail comes from") has the runs. Not run by `make test`.
 """
 
@@ -135,6 +136,66 @@ def page_counts(directory: Path) -> dict[str, float]:
     return counts
 
 
+def measure(server, args, headers: list[str]) -> tuple[dict[str, float], str]:
+    """One round of wrk on one server (with the writer beside it when asked): the client's figures and the
+    rest of the table's row."""
+    process, base, log, metrics_dir = server
+    writer = Writer(args.writes) if args.writes else None
+    if writer:
+        writer.start()
+    try:
+        skip = sum(1 for _ in log.open())
+        before = page_counts(metrics_dir) if args.page_counts else {}
+        cpu = bench.group_cpu_seconds(process.pid)
+        output = wrk(base + args.path, headers, args.duration)
+        cpu = bench.group_cpu_seconds(process.pid) - cpu
+        after = page_counts(metrics_dir) if args.page_counts else {}
+    finally:
+        if writer:
+            writer.stopped.set()
+            writer.join(10)
+    client = bench.parse_wrk(output)
+    client["cpu_ms"] = 1000 * cpu / max(1, client["rps"] * args.duration)
+    times = server_times(log, skip)
+    server_p50, server_p99 = percentile(times, 0.5), percentile(times, 0.99)
+    counts = " / ".join(f"{after.get(r, 0) - before.get(r, 0):.0f}" for r in ("hit", "joined", "miss", "moved"))
+    line = (
+        f"{client['rps']:.0f} | {client['p50']:.1f} ms | {client['p99']:.1f} ms | {client['p99'] / client['p50']:.1f} "
+        f"| {server_p50:.1f} ms | {server_p99:.1f} ms | {client['cpu_ms']:.2f} ms |"
+        + (f" {counts} |" if args.page_counts else "")
+    )
+    return client, line
+
+
+def add_open_tasks(count: int) -> None:
+    """`count` copies of the oldest open task, each older than the last, in one INSERT, then VACUUM ANALYZE: the
+    bulk load of the peer's `compare.sh --growth`, with the servers running."""
+    import psycopg
+
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        columns = [d.name for d in conn.execute("SELECT * FROM tasks_market_task LIMIT 0").description]
+        older = "t.created_at - g * interval '1 second'"
+        fresh = {"id": "gen_random_uuid()", "created_at": older, "updated_at": older}
+        copied = ", ".join(fresh.get(c, f"t.{c}") for c in columns)
+        oldest = "(SELECT * FROM tasks_market_task WHERE status = 'open' ORDER BY created_at LIMIT 1) t"
+        conn.execute(
+            f"INSERT INTO tasks_market_task ({', '.join(columns)}) "  # noqa: S608 (the table's own column names)
+            f"SELECT {copied} FROM generate_series(1, %s) g, {oldest}",
+            (count,),
+        )
+        conn.execute("VACUUM ANALYZE tasks_market_task")
+
+
+def writeback() -> str:
+    """The machine's dirty memory and memory being written back (/proc/meminfo): a bulk load's pages that the
+    kernel has yet to write, which compete with the servers for the disk and the cores."""
+    with open("/proc/meminfo") as meminfo:
+        kib = {
+            line.split(":")[0]: int(line.split()[1]) for line in meminfo if line.startswith(("Dirty:", "Writeback:"))
+        }
+    return f"{kib['Dirty'] // 1024} MB dirty, {kib['Writeback'] // 1024} MB being written back"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("settings", nargs="+")
@@ -144,6 +205,9 @@ def main() -> int:
     parser.add_argument("--writes", type=float, default=0, help="new open tasks a second while wrk runs")
     parser.add_argument("--page-counts", action="store_true", help="count the kept pages' hits and misses")
     parser.add_argument("--path", default=PATH, help=f"the URL measured (default {PATH})")
+    parser.add_argument(
+        "--growth", type=int, default=0, help="then add this many open tasks in bulk and measure the rounds again"
+    )
     args = parser.parse_args()
 
     env = {**os.environ, **bench.django_env("config.settings.production"), "JWT_ACCESS_MINUTES": "120"}
@@ -180,49 +244,32 @@ def main() -> int:
         for _process, base, _log, _metrics in servers.values():
             bench.wait_for(base + "/health?probe=live")
             wrk(base + args.path, headers, args.warmup)
-        rounds: dict[str, list[dict[str, float]]] = {setting: [] for setting in args.settings}
-        for round_number in range(1, args.rounds + 1):
-            for setting, (process, base, log, metrics_dir) in servers.items():
-                writer = Writer(args.writes) if args.writes else None
-                if writer:
-                    writer.start()
-                try:
-                    skip = sum(1 for _ in log.open())
-                    before = page_counts(metrics_dir) if args.page_counts else {}
-                    cpu = bench.group_cpu_seconds(process.pid)
-                    output = wrk(base + args.path, headers, args.duration)
-                    cpu = bench.group_cpu_seconds(process.pid) - cpu
-                    after = page_counts(metrics_dir) if args.page_counts else {}
-                finally:
-                    if writer:
-                        writer.stopped.set()
-                        writer.join(10)
-                client = bench.parse_wrk(output)
-                client["cpu_ms"] = 1000 * cpu / max(1, client["rps"] * args.duration)
-                rounds[setting].append(client)
-                times = server_times(log, skip)
-                server_p50, server_p99 = percentile(times, 0.5), percentile(times, 0.99)
-                results = ("hit", "joined", "miss", "moved")
-                counts = " / ".join(f"{after.get(r, 0) - before.get(r, 0):.0f}" for r in results)
-                print(
-                    f"| {setting} | {round_number} | {client['rps']:.0f} | {client['p50']:.1f} ms "
-                    f"| {client['p99']:.1f} ms | {client['p99'] / client['p50']:.1f} | {server_p50:.1f} ms "
-                    f"| {server_p99:.1f} ms | {client['cpu_ms']:.2f} ms |"
-                    + (f" {counts} |" if args.page_counts else ""),
-                    flush=True,
-                )
+        phases = ["", "grown "] if args.growth else [""]
+        rounds: dict[str, list[dict[str, float]]] = {phase + s: [] for phase in phases for s in args.settings}
+        for phase in phases:
+            if phase:  # the same servers, no warm-up: the first rounds after the load are the point
+                print(f"| adding {args.growth:,} open tasks in bulk | | | | | | | | |", flush=True)
+                add_open_tasks(args.growth)
+                print(f"| ({writeback()}) | | | | | | | | |", flush=True)
+            for round_number in range(1, args.rounds + 1):
+                for setting, server in servers.items():
+                    client, line = measure(server, args, headers)
+                    rounds[phase + setting].append(client)
+                    print(f"| {phase}{setting} | {round_number} | {line}", flush=True)
+                if phase:  # what the kernel still has to write of the load when the round ends
+                    print(f"| ({writeback()}) | | | | | | | | |", flush=True)
     finally:
         for process, *_rest in servers.values():
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(30)
-    print("\n| setting | median requests/s | median p50 | median p99 | median CPU per request | p99 of each round |")
+    print("\n| setting | median requests/s | median p50 | median p99 | median CPU per request | each round |")
     print("|---|---:|---:|---:|---:|---|")
     for setting, results in rounds.items():
         median = {key: statistics.median(r[key] for r in results) for key in ("rps", "p50", "p99", "cpu_ms")}
-        each = ", ".join(f"{result['p99']:.0f}" for result in results)
+        each = ", ".join(f"{result['rps']:.0f}/s {result['p99']:.0f} ms" for result in results)
         print(
             f"| {setting} | {median['rps']:.0f} | {median['p50']:.1f} ms | {median['p99']:.1f} ms "
-            f"| {median['cpu_ms']:.2f} ms | {each} ms |"
+            f"| {median['cpu_ms']:.2f} ms | {each} |"
         )
     return 0
 
