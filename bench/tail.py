@@ -14,7 +14,8 @@ of wrk), then the settings are measured in turn, round after round, and the medi
 CPU per request is the server's process group's (user + system). `--writes N` inserts N new open tasks a second
 while wrk runs (bench/compare_writes.py's INSERT); `--page-counts` turns the metrics on and adds the kept pages'
 hits, joined reads, misses and moved reads of each round (core.db.pagecache); `--growth N` then adds N open tasks
-in bulk with the servers running (as the peer's `compare.sh --growth`) and measures the rounds again at once.
+in bulk with the servers running (as the peer's `compare.sh --growth`) and measures the rounds again at once
+(`--settle`: once the kernel has written the load out).
 bench/RESULTS.md ("where the tail comes from") has the runs. Not run by `make test`.
 """
 
@@ -208,6 +209,7 @@ def main() -> int:
     parser.add_argument(
         "--growth", type=int, default=0, help="then add this many open tasks in bulk and measure the rounds again"
     )
+    parser.add_argument("--settle", action="store_true", help="after the load, sync before the rounds")
     args = parser.parse_args()
 
     env = {**os.environ, **bench.django_env("config.settings.production"), "JWT_ACCESS_MINUTES": "120"}
@@ -250,6 +252,10 @@ def main() -> int:
             if phase:  # the same servers, no warm-up: the first rounds after the load are the point
                 print(f"| adding {args.growth:,} open tasks in bulk | | | | | | | | |", flush=True)
                 add_open_tasks(args.growth)
+                if args.settle:  # the kernel writes the load out first: what remains is the servers' own
+                    started = time.monotonic()
+                    os.sync()
+                    print(f"| (written out in {time.monotonic() - started:.1f} s) | | | | | | | | |", flush=True)
                 print(f"| ({writeback()}) | | | | | | | | |", flush=True)
             for round_number in range(1, args.rounds + 1):
                 for setting, server in servers.items():

@@ -11,17 +11,39 @@ served the open list with 0.6 x plain gthread's p99 at the same requests/s, read
   every worker is full each still accepts one connection per `PAUSE`; nothing is refused.
 - **Requests in turn.** `GUNICORN_RUNNING` (default 1) requests of a worker run Python at a time, the others
   wait in arrival order (core.http.fairness.FairSlots); 0 turns it off. One at a time is what the GIL allows
-  anyway; in turn, a request no longer waits for whichever thread the kernel wakes.
+  anyway; in turn, a request no longer waits for whichever thread the kernel wakes. A request connects to the
+  database before it queues (`connect_first`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Callable
 
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, close_old_connections, connections
 from gunicorn.workers.gthread import ThreadWorker
 
 from core.http.fairness import FairSlots
+
+
+def connect_first(app: Callable) -> Callable:
+    """`app` with the thread's database connection made (or checked) before the request queues for its turn.
+
+    Connecting waits on the network and on PostgreSQL starting a backend (about 10 ms on a loaded host). Every
+    connection is remade once older than CONN_MAX_AGE, so after a pause longer than that (a quiet night, a bulk
+    load) each thread's first request reconnects: inside the turns, a worker's 16 did so one after the other,
+    and the first requests waited 180 ms (bench/RESULTS.md, "requests in turn"). Outside, they connect side by
+    side. A failure here is left to the request itself, which answers it (core.http.middleware)."""
+
+    def application(environ, start_response):
+        close_old_connections()  # closes a connection past CONN_MAX_AGE or broken, as the request would
+        with contextlib.suppress(DatabaseError):
+            connections[DEFAULT_DB_ALIAS].ensure_connection()
+        return app(environ, start_response)
+
+    return application
 
 
 class BalancedThreadWorker(ThreadWorker):
@@ -35,7 +57,7 @@ class BalancedThreadWorker(ThreadWorker):
         super().load_wsgi()
         running = int(os.environ.get("GUNICORN_RUNNING") or 1)
         if running > 0:
-            self.wsgi = FairSlots(running).wrap(self.wsgi)
+            self.wsgi = connect_first(FairSlots(running).wrap(self.wsgi))
 
     def accept(self, listener) -> None:
         super().accept(listener)
