@@ -42,6 +42,10 @@ def scenario(request, server) -> Iterator[Scenario]:
     recorded = Scenario(server.shape, name)
     SCENARIOS.append(recorded)
     yield recorded
+    # Its kept-alive connections closed now: left to the collector, 56 of them held `make run`'s server threads
+    # (one a connection) for its 5 s keep-alive, and the next test's first requests got 503 server_busy.
+    for client in recorded.clients:
+        client.close()
     # Reported with the test (tests/conftest.py prints the lines at the end): under pytest-xdist the test
     # runs in a worker, and only its reports reach the process that writes the summary.
     request.node.user_properties.append((SCENARIO_PROPERTY, recorded.line()))

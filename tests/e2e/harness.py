@@ -111,6 +111,7 @@ class Scenario:
     statuses: Counter = field(default_factory=Counter)
     effects: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    clients: list = field(default_factory=list, repr=False)  # the Api clients it made, closed after the test
 
     def count(self, status: int | str) -> None:
         with self.lock:
@@ -136,6 +137,8 @@ class Api:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.scenario = scenario
         self.client = httpx.Client(base_url=server.base_url, verify=False, timeout=60, headers=headers)
+        with scenario.lock:
+            scenario.clients.append(self)
 
     def request(self, method: str, path: str, **kwargs) -> httpx.Response:
         try:
