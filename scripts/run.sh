@@ -58,7 +58,9 @@ step "starting web, worker and beat"
 # or a closed terminal stops all of them (docs/operations.md, "Processes and signals").
 export SHUTDOWN_DRAIN_SECONDS=${SHUTDOWN_DRAIN_SECONDS:-0}
 # Commands are strings split like a shell would (shlex): paths are quoted with printf %q.
+# Four worker processes: a saved-search match waits on the agents' endpoints most of its 50 ms, and two fell
+# behind at 20 task creates a second (docs/decisions.md#embedded-broker).
 exec "$PY" scripts/supervise.py \
-  worker:restart "$PY -m celery -A config worker --loglevel=INFO --concurrency=2 --without-gossip --without-mingle" \
+  worker:restart "$PY -m celery -A config worker --loglevel=INFO --concurrency=4 --without-gossip --without-mingle" \
   beat:restart "$PY -m celery -A config beat --loglevel=INFO --schedule=$(printf %q "$VAR_DIR/celerybeat-schedule")" \
   web:required "$PY manage.py serve_tls --host $HOST --port $PORT --cert $(printf %q "$VAR_DIR/dev-cert.pem") --key $(printf %q "$VAR_DIR/dev-key.pem")"
