@@ -24,6 +24,7 @@ import os
 
 from gunicorn import glogging
 
+from config.gunicorn_workers import running_at_a_time
 from core.ops import metrics
 from core.ops.logging import JsonFormatter
 
@@ -99,7 +100,13 @@ logger_class = JsonLogger
 
 
 def when_ready(server) -> None:
-    server.log.info("listening on %s with %s workers x %s threads", ", ".join(bind), workers, threads)
+    turns = ""
+    if worker_class == "config.gunicorn_workers.BalancedThreadWorker":
+        running = running_at_a_time()
+        turns = f", {running} request(s) of a worker at a time in turn" if running > 0 else ", all threads at once"
+    server.log.info(
+        "listening on %s with %s workers x %s threads (%s%s)", ", ".join(bind), workers, threads, worker_class, turns
+    )
     # The workers' metrics, served by the master on a port of its own (docs/operations.md#metrics-and-traces).
     if metrics.ENABLED and os.environ.get("METRICS_PORT"):
         metrics.start_exporter(int(os.environ["METRICS_PORT"]))

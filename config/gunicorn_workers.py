@@ -28,6 +28,11 @@ from gunicorn.workers.gthread import ThreadWorker
 from core.http.fairness import FairSlots
 
 
+def running_at_a_time() -> int:
+    """GUNICORN_RUNNING: how many of a worker's requests run at a time (default 1; 0: every thread)."""
+    return int(os.environ.get("GUNICORN_RUNNING") or 1)
+
+
 def connect_first(app: Callable) -> Callable:
     """`app` with the thread's database connection made (or checked) before the request queues for its turn.
 
@@ -55,7 +60,7 @@ class BalancedThreadWorker(ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
-        running = int(os.environ.get("GUNICORN_RUNNING") or 1)
+        running = running_at_a_time()
         if running > 0:
             self.wsgi = connect_first(FairSlots(running).wrap(self.wsgi))
 
