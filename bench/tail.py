@@ -168,25 +168,6 @@ def measure(server, args, headers: list[str]) -> tuple[dict[str, float], str]:
     return client, line
 
 
-def add_open_tasks(count: int) -> None:
-    """`count` copies of the oldest open task, each older than the last, in one INSERT, then VACUUM ANALYZE: the
-    bulk load of the peer's `compare.sh --growth`, with the servers running."""
-    import psycopg
-
-    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
-        columns = [d.name for d in conn.execute("SELECT * FROM tasks_market_task LIMIT 0").description]
-        older = "t.created_at - g * interval '1 second'"
-        fresh = {"id": "gen_random_uuid()", "created_at": older, "updated_at": older}
-        copied = ", ".join(fresh.get(c, f"t.{c}") for c in columns)
-        oldest = "(SELECT * FROM tasks_market_task WHERE status = 'open' ORDER BY created_at LIMIT 1) t"
-        conn.execute(
-            f"INSERT INTO tasks_market_task ({', '.join(columns)}) "  # noqa: S608 (the table's own column names)
-            f"SELECT {copied} FROM generate_series(1, %s) g, {oldest}",
-            (count,),
-        )
-        conn.execute("VACUUM ANALYZE tasks_market_task")
-
-
 def writeback() -> str:
     """The machine's dirty memory and memory being written back (/proc/meminfo): a bulk load's pages that the
     kernel has yet to write, which compete with the servers for the disk and the cores."""
@@ -251,7 +232,7 @@ def main() -> int:
         for phase in phases:
             if phase:  # the same servers, no warm-up: the first rounds after the load are the point
                 print(f"| adding {args.growth:,} open tasks in bulk | | | | | | | | |", flush=True)
-                add_open_tasks(args.growth)
+                bench.add_open_tasks(args.growth)  # as the peer's `compare.sh --growth` loads them
                 if args.settle:  # the kernel writes the load out first: what remains is the servers' own
                     started = time.monotonic()
                     os.sync()
